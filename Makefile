@@ -1,0 +1,96 @@
+# proctor: one non-recursive Makefile. `make` builds ./proctor; `make test`
+# runs unit and integration tests, plain and under ASan+UBSan.
+
+CC      ?= cc
+PKGS    := ncursesw libuv jansson libseccomp
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+VERSION := 0.1.0
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow -Wvla
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DPROCTOR_VERSION='"$(VERSION)"' \
+              -I. $(PKG_CFLAGS) $(CFLAGS)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LIBS    := $(PKG_LIBS) -ldl -lm
+
+LIB_SRC := $(sort $(wildcard exec/*.c core/*.c tui/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+
+OBJ      := $(LIB_SRC:%.c=build/obj/%.o)
+ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o)
+UNITS      := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+ASAN_UNITS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
+BENCHES    := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
+
+.PHONY: all deps test unit unit-asan integration bench format format-check run clean
+
+all: proctor
+
+deps:
+	@./install-deps.sh
+
+proctor: build/obj/main.o build/libproctor.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+build/asan/proctor: build/asan/main.o build/asan/libproctor.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+build/libproctor.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/asan/libproctor.a: $(ASAN_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+
+build/tests/%: tests/unit/%.c build/libproctor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+build/asan/tests/%: tests/unit/%.c build/asan/libproctor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+build/bench/%: tests/bench/%.c build/libproctor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+test: deps
+	@$(MAKE) --no-print-directory format-check
+	@$(MAKE) --no-print-directory proctor build/asan/proctor $(UNITS) $(ASAN_UNITS)
+	@tests/run-unit.sh $(UNITS) $(ASAN_UNITS)
+	@tests/integration/run.sh ./proctor build/asan/proctor
+
+unit: $(UNITS)
+	@tests/run-unit.sh $(UNITS)
+
+integration: proctor
+	@tests/integration/run.sh ./proctor
+
+bench: deps proctor $(BENCHES)
+	@tests/bench/run.sh
+
+run: deps proctor
+	./proctor exec --mode sandbox -- sh -c 'echo "hello from $$(hostname) as uid $$(id -u)"; ls /; ps ax'
+
+format:
+	clang-format -i $(wildcard *.c */*.c */*.h tests/*/*.c)
+
+format-check:
+	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h tests/*/*.c) && echo "format-check: ok"
+
+clean:
+	rm -rf build proctor
+
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) build/obj/main.d build/asan/main.d

@@ -1,0 +1,194 @@
+/* cmd_exec: wires options, one loop, the exec engine and the bus for a
+ * single execution; exits with the command's status. Ctrl-C, SIGTERM and
+ * SIGHUP kill the execution instead of leaving it behind. */
+#include "core/cmd_exec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/bus.h"
+#include "core/exec_report.h"
+#include "core/options.h"
+
+struct run {
+        struct exec *e;
+        struct exec_result res;
+        bool exited;
+        bool json;
+        uv_signal_t sig[3];
+        struct exec_limits lim; /* as enforced, kept past the execution */
+};
+
+static void write_all(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, buf, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;
+                buf += w;
+                n -= (size_t)w;
+        }
+}
+
+static void print_event(const json_t *ev, void *ud)
+{
+        char *s = json_dumps(ev, JSON_COMPACT);
+
+        if (s == NULL)
+                return;
+        write_all(1, s, strlen(s));
+        write_all(1, "\n", 1);
+        free(s);
+}
+
+static void on_output(const char *buf, size_t n, enum exec_stream s, void *ud)
+{
+        struct run *r = ud;
+
+        if (!r->json)
+                write_all(s == EXEC_STDOUT ? 1 : 2, buf, n);
+}
+
+static void on_exit_hook(const struct exec_result *res, void *ud)
+{
+        struct run *r = ud;
+        int i;
+
+        r->res = *res;
+        r->exited = true;
+        for (i = 0; i < 3; i++)
+                uv_close((uv_handle_t *)&r->sig[i], NULL);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+        struct run *r = h->data;
+
+        if (r->e != NULL && !r->exited)
+                exec_kill(r->e);
+}
+
+static const char *describe(const struct exec_result *res, const struct exec_limits *l, char *buf,
+                            size_t len)
+{
+        switch (res->reason) {
+        case EXEC_TIMEOUT:
+                snprintf(buf, len, "timed out after %.1f s", (double)l->timeout_ms / 1000.0);
+                return buf;
+        case EXEC_OOM:
+                snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
+                         (unsigned long long)(l->memory_bytes >> 20));
+                return buf;
+        case EXEC_CPU_LIMIT:
+                snprintf(buf, len, "killed: CPU time limit of %.1f s reached",
+                         (double)l->cpu_ms / 1000.0);
+                return buf;
+        case EXEC_PIDS_LIMIT:
+                snprintf(buf, len, "killed: process limit of %u reached", l->pids);
+                return buf;
+        case EXEC_KILLED:
+                return "killed";
+        case EXEC_SETUP_FAILED:
+                return res->error;
+        default:
+                return res->error[0] != '\0' ? res->error : NULL;
+        }
+}
+
+static int usage_error(const char *msg)
+{
+        fprintf(stderr, "proctor exec: %s\n", msg);
+        fprintf(stderr, "usage: proctor exec [options] -- CMD [ARG...]  (try 'proctor exec "
+                        "--help')\n");
+        return 2;
+}
+
+static void print_help(void)
+{
+        printf("usage: proctor exec [options] -- CMD [ARG...]\n\n"
+               "Runs one command in one execution: on this host (--mode local) or in a fresh\n"
+               "sandbox (--mode sandbox), streaming its output, and exits with its status\n"
+               "(128+N when killed by signal N, 124 on timeout, 125 when the sandbox could not\n"
+               "be set up).\n\noptions:\n%s",
+               options_help);
+}
+
+int cmd_exec_main(int argc, char **argv)
+{
+        struct options o;
+        struct run r;
+        struct exec_request req;
+        struct exec_engine *eng = NULL;
+        struct bus *bus = NULL;
+        uv_loop_t loop;
+        char err[512], why[300];
+        const char *msg;
+        int rc, i, status = 125;
+        static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+        options_defaults(&o);
+        if (options_parse(argc, argv, &o, err, sizeof(err)) < 0)
+                return usage_error(err);
+        if (o.help) {
+                print_help();
+                return 0;
+        }
+        if (o.argi >= argc || argv[o.argi][0] == '\0')
+                return usage_error("no command given");
+        memset(&r, 0, sizeof(r));
+        r.json = o.json;
+        memset(&req, 0, sizeof(req));
+        req.isolation = o.mode;
+        req.argv = argv + o.argi;
+        req.workspace = o.workspace;
+        req.ws_mode = o.ws_mode;
+        req.limits = o.limits;
+
+        uv_loop_init(&loop);
+        rc = exec_engine_new(&loop, NULL, &eng, err, sizeof(err));
+        if (rc < 0) {
+                fprintf(stderr, "proctor exec: %s\n", err);
+                uv_loop_close(&loop);
+                return 125;
+        }
+        bus = bus_new();
+        if (bus == NULL)
+                goto out;
+        if (o.json)
+                bus_subscribe(bus, print_event, NULL);
+        struct exec_report_hooks hooks = {.on_output = on_output, .on_exit = on_exit_hook};
+        for (i = 0; i < 3; i++) {
+                uv_signal_init(&loop, &r.sig[i]);
+                r.sig[i].data = &r;
+                uv_signal_start(&r.sig[i], on_signal, sigs[i]);
+        }
+        rc = exec_report_spawn(eng, bus, &req, NULL, &hooks, &r, &r.e, err, sizeof(err));
+        if (rc < 0) {
+                fprintf(stderr, "proctor exec: %s\n", err);
+                for (i = 0; i < 3; i++)
+                        uv_close((uv_handle_t *)&r.sig[i], NULL);
+                status = rc == -ENOTDIR || rc == -EINVAL || rc == -ENOENT ? 2 : 125;
+                goto out;
+        }
+        r.lim = *exec_limits(r.e);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        status = exec_result_status(&r.res);
+        msg = describe(&r.res, &r.lim, why, sizeof(why));
+        if (!o.json && msg != NULL)
+                fprintf(stderr, "proctor exec: %s\n", msg);
+        if (!o.json && r.res.truncated)
+                fprintf(stderr, "proctor exec: output truncated at %llu bytes\n",
+                        (unsigned long long)o.limits.output_bytes);
+out:
+        exec_engine_free(eng);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        bus_free(bus);
+        return status;
+}

@@ -1,0 +1,30 @@
+/* exec_report: turns one execution's callbacks into exec.* events on a
+ * bus, so every consumer (headless printer, trace, view model) sees the
+ * same lifecycle: create, start, output, stats, exit, remove. */
+#ifndef PROCTOR_EXEC_REPORT_H
+#define PROCTOR_EXEC_REPORT_H
+
+#include <jansson.h>
+
+#include "core/bus.h"
+#include "exec/exec.h"
+
+struct exec_report;
+
+/* What the owner learns besides the events. */
+struct exec_report_hooks {
+        void (*on_output)(const char *buf, size_t n, enum exec_stream s, void *ud);
+        void (*on_exit)(const struct exec_result *r, void *ud);
+        void (*on_remove)(void *ud);
+};
+
+/* Spawns `req` on `eng` and reports it on `bus`; `call_id` (may be NULL)
+ * ties it to a tool call. When nothing could be started, returns -errno
+ * with the reason in err and emits nothing. */
+int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exec_request *req,
+                      const char *call_id, const struct exec_report_hooks *hooks, void *ud,
+                      struct exec **out, char *err, size_t errlen);
+
+json_t *exec_report_limits_json(const struct exec_limits *l);
+
+#endif

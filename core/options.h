@@ -1,0 +1,43 @@
+/* options: the command-line options shared by proctor's subcommands, with
+ * their defaults and the TOOL_EXECUTION_MODE environment variable. */
+#ifndef PROCTOR_OPTIONS_H
+#define PROCTOR_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "exec/exec.h"
+
+struct options {
+        enum exec_isolation mode;
+        const char *model;
+        const char *base_url;
+        const char *config;
+        const char *workspace;
+        enum exec_ws_mode ws_mode;
+        struct exec_limits limits;
+        uint64_t max_iterations;
+        const char *trace;
+        const char *theme;
+        const char *speed;
+        bool no_color;
+        bool json;
+        bool summary;
+        bool help;
+        int argi; /* index of the first argument after the options */
+};
+
+void options_defaults(struct options *o);
+
+/* Parses options from argv[1..] (argv[0] is the subcommand) up to "--" or
+ * the first argument that is not an option. Unknown options and bad values
+ * are errors naming the option; returns 0 or -EINVAL with err filled. */
+int options_parse(int argc, char **argv, struct options *o, char *err, size_t errlen);
+
+int options_parse_mode(const char *s, enum exec_isolation *out);
+const char *options_mode_name(enum exec_isolation m);
+
+/* The option list as printed by --help. */
+extern const char options_help[];
+
+#endif

@@ -1,0 +1,129 @@
+/* env: builds execution environments. The sandbox list is an allowlist,
+ * not a denylist: a variable proctor does not know never crosses. */
+#include "exec/env.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+static const char *const secret_exact[] = {
+        "PROCTOR_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+        "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY",
+};
+
+static const char *const secret_parts[] = {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD",
+                                           "PASSWD", "CREDENTIAL", "PRIVATE_KEY"};
+
+/* Host variables a sandbox may inherit when set (values are harmless). */
+static const char *const sandbox_pass[] = {"LANG", "LC_ALL", "LC_CTYPE", "TZ"};
+
+bool env_is_secret(const char *name)
+{
+        char up[128];
+        size_t i, n = strcspn(name, "=");
+
+        if (n >= sizeof(up))
+                n = sizeof(up) - 1;
+        for (i = 0; i < n; i++)
+                up[i] = (char)toupper((unsigned char)name[i]);
+        up[n] = '\0';
+        for (i = 0; i < sizeof(secret_exact) / sizeof(secret_exact[0]); i++)
+                if (strcmp(up, secret_exact[i]) == 0)
+                        return true;
+        for (i = 0; i < sizeof(secret_parts) / sizeof(secret_parts[0]); i++)
+                if (strstr(up, secret_parts[i]) != NULL)
+                        return true;
+        return false;
+}
+
+struct envbuf {
+        char **v;
+        size_t n, cap;
+        int failed;
+};
+
+/* Sets K=V, replacing an earlier entry with the same name. */
+static void put(struct envbuf *b, const char *kv)
+{
+        size_t klen = strcspn(kv, "=");
+        size_t i;
+        char *dup;
+
+        if (kv[klen] != '=' || b->failed)
+                return;
+        dup = strdup(kv);
+        if (dup == NULL) {
+                b->failed = 1;
+                return;
+        }
+        for (i = 0; i < b->n; i++) {
+                if (strncmp(b->v[i], kv, klen + 1) == 0) {
+                        free(b->v[i]);
+                        b->v[i] = dup;
+                        return;
+                }
+        }
+        if (b->n + 2 > b->cap) {
+                size_t cap = b->cap ? b->cap * 2 : 32;
+                char **v = realloc(b->v, cap * sizeof(*v));
+                if (v == NULL) {
+                        free(dup);
+                        b->failed = 1;
+                        return;
+                }
+                b->v = v;
+                b->cap = cap;
+        }
+        b->v[b->n++] = dup;
+        b->v[b->n] = NULL;
+}
+
+char **env_build(bool sandbox, char *const *extra)
+{
+        struct envbuf b = {0};
+        char kv[512];
+        size_t i;
+
+        if (sandbox) {
+                put(&b, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+                put(&b, "HOME=/tmp");
+                put(&b, "USER=sandbox");
+                put(&b, "LOGNAME=sandbox");
+                put(&b, "SHELL=/bin/bash");
+                put(&b, "LANG=C.UTF-8");
+                put(&b, "TMPDIR=/tmp");
+                for (i = 0; i < sizeof(sandbox_pass) / sizeof(sandbox_pass[0]); i++) {
+                        const char *v = getenv(sandbox_pass[i]);
+                        if (v != NULL && strlen(v) < 256) {
+                                snprintf(kv, sizeof(kv), "%s=%s", sandbox_pass[i], v);
+                                put(&b, kv);
+                        }
+                }
+        } else {
+                for (i = 0; environ != NULL && environ[i] != NULL; i++)
+                        if (!env_is_secret(environ[i]))
+                                put(&b, environ[i]);
+        }
+        put(&b, "TERM=dumb");
+        for (i = 0; extra != NULL && extra[i] != NULL; i++)
+                if (!env_is_secret(extra[i]))
+                        put(&b, extra[i]);
+        if (b.failed || b.v == NULL) {
+                env_free(b.v);
+                return NULL;
+        }
+        return b.v;
+}
+
+void env_free(char **envp)
+{
+        size_t i;
+
+        for (i = 0; envp != NULL && envp[i] != NULL; i++)
+                free(envp[i]);
+        free(envp);
+}

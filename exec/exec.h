@@ -1,0 +1,134 @@
+/* exec: run one command as one execution, on the host (local) or in a fresh
+ * native sandbox, with limits, streamed output, sampled stats and kill.
+ * Knows nothing of agents or sessions; never blocks the libuv loop. */
+#ifndef PROCTOR_EXEC_H
+#define PROCTOR_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+enum exec_isolation { EXEC_LOCAL, EXEC_SANDBOX };
+
+enum exec_ws_mode { EXEC_WS_RW, EXEC_WS_RO, EXEC_WS_OVERLAY, EXEC_WS_NONE };
+
+enum exec_reason {
+        EXEC_EXITED,
+        EXEC_SIGNALED,
+        EXEC_TIMEOUT,
+        EXEC_OOM,
+        EXEC_CPU_LIMIT,
+        EXEC_PIDS_LIMIT,
+        EXEC_KILLED,
+        EXEC_SETUP_FAILED,
+};
+
+enum exec_stream { EXEC_STDOUT = 1, EXEC_STDERR = 2 };
+
+/* Zero in any field means "no limit" (local mode ignores all but timeout). */
+struct exec_limits {
+        uint64_t memory_bytes;
+        uint64_t cpu_ms;
+        uint64_t timeout_ms;
+        uint32_t pids;
+        uint64_t tmpfs_bytes;
+        uint64_t output_bytes;
+};
+
+struct exec_stats {
+        double cpu_pct;
+        uint64_t cpu_ms;
+        uint64_t mem_bytes;
+        uint64_t mem_peak_bytes;
+        uint32_t pids;
+};
+
+struct exec_result {
+        enum exec_reason reason;
+        int exit_code; /* valid when reason is EXEC_EXITED, else -1 */
+        int signal;    /* terminating signal, 0 when none */
+        uint64_t wall_ms;
+        uint64_t cpu_ms;
+        uint64_t mem_peak_bytes;
+        bool truncated; /* output exceeded limits.output_bytes */
+        char error[256]; /* setup_failed: why, for a person */
+};
+
+struct exec_request {
+        enum exec_isolation isolation;
+        char *const *argv; /* argv[0] resolved through PATH in the target */
+        const char *workspace;      /* host directory; NULL: current directory */
+        enum exec_ws_mode ws_mode;  /* sandbox only */
+        struct exec_limits limits;
+        const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
+        size_t stdin_len;
+        char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
+};
+
+struct exec;
+
+/* What an execution reports, in order: start (or exit with setup_failed),
+ * output and stats while it runs, exit, then remove once every resource is
+ * released. `exec` stays valid until on_remove returns. */
+struct exec_callbacks {
+        void (*on_start)(struct exec *e, int pid, uint64_t setup_us, void *ud);
+        void (*on_output)(struct exec *e, enum exec_stream s, const char *buf, size_t n,
+                          void *ud);
+        void (*on_stats)(struct exec *e, const struct exec_stats *st, void *ud);
+        void (*on_exit)(struct exec *e, const struct exec_result *r, void *ud);
+        void (*on_remove)(struct exec *e, uint64_t teardown_us, void *ud);
+};
+
+struct exec_engine;
+
+struct exec_engine_opts {
+        const char *cgroup_root;  /* NULL: /sys/fs/cgroup (tests pass a fake tree) */
+        const char *proc_root;    /* NULL: /proc, for /proc/self/cgroup and mountinfo */
+        uint32_t stats_interval_ms; /* 0: 250 */
+        bool no_cgroups;          /* force the rlimit-only path */
+};
+
+/* Creates the engine: detects cgroups, removes stale cgroups that dead
+ * proctor processes left, and compiles the seccomp policy once. */
+int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct exec_engine **out,
+                    char *err, size_t errlen);
+/* Kills every live execution and frees the engine once they are removed;
+ * call uv_run afterwards to let teardown finish. */
+void exec_engine_free(struct exec_engine *eng);
+
+/* Starts one execution. On success *out is live until on_remove. Returns
+ * -errno with a reason in err when nothing could be started (bad request,
+ * missing workspace, clone or id maps refused): nothing is left behind then.
+ * A failure inside the sandbox's own setup is reported through on_exit as
+ * setup_failed, with the reason in the result's error. */
+int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
+               const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
+               size_t errlen);
+
+/* Kills the whole execution (every process of the sandbox); the exit is
+ * reported as killed. Returns -ESRCH when it has already exited. */
+int exec_kill(struct exec *e);
+
+/* Monotonic id of this execution within the engine, from 1. */
+uint64_t exec_id(const struct exec *e);
+int exec_pid(const struct exec *e);
+const struct exec_limits *exec_limits(const struct exec *e);
+enum exec_isolation exec_isolation(const struct exec *e);
+
+/* Number of live executions (spawned and not yet removed). */
+unsigned exec_engine_live(const struct exec_engine *eng);
+
+const char *exec_reason_name(enum exec_reason r);
+
+/* The conventional exit status for a result: the command's own code,
+ * 128+N for signal N, 124 on timeout, 125 when setup failed. */
+int exec_result_status(const struct exec_result *r);
+const char *exec_ws_mode_name(enum exec_ws_mode m);
+int exec_ws_mode_parse(const char *s, enum exec_ws_mode *out);
+
+/* The defaults documented for the CLI: 512M, 5 s CPU, 120 s, 128 pids,
+ * 64M tmpfs, 1M output. */
+struct exec_limits exec_limits_default(void);
+
+#endif

@@ -1,0 +1,411 @@
+/* seccomp: builds the sandbox's syscall policy once, in the parent, with
+ * libseccomp, and keeps it as plain BPF so that loading it in the child needs
+ * nothing but two raw syscalls. Must never allocate or call libseccomp on the
+ * load path, which runs between clone and exec. */
+#include "exec/seccomp.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <sched.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Highest syscall number (plus one) looked at when counting; covers every
+ * table libseccomp knows, x32's 512..547 included. */
+#define SCAN_LIMIT 1024
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Only the low 32 bits of int arguments reach the kernel; compare just those
+ * so junk in the upper half neither sneaks past nor breaks a legal call. */
+#define LOW32 0xffffffffULL
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x80
+#endif
+
+/* For clone(2), CLONE_NEWTIME (0x80) lands in the exit-signal byte, where a
+ * value that high is rejected anyway; refusing it costs nothing. */
+#define NAMESPACE_FLAGS                                                                            \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+         CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME)
+
+struct seccomp_policy {
+        struct sock_fprog guard;     /* refuses terminal-injection ioctls */
+        struct sock_fprog allowlist; /* everything else: default EPERM */
+        struct seccomp_abi_count abis[SECCOMP_MAX_ABIS];
+        size_t nabis;
+};
+
+enum check {
+        ANY_ARGS,      /* allowed whatever the arguments */
+        NO_NAMESPACES, /* clone: flags must not create a namespace */
+        SAFE_FAMILY,   /* socket, socketpair: only the families below */
+};
+
+/* The allowlist: what bash, python3, coreutils, git, gcc and make need, and
+ * no more. Legacy calls (open, stat, fork...) run the same kernel code as
+ * their *at or clone twins; musl, Go and static binaries still use them. */
+static const char *const allowlist[] = {
+        /* Reading and writing open files. */
+        "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
+        "pwritev", "preadv2", "pwritev2", "lseek", "sendfile", "copy_file_range",
+        "fsync", "fdatasync", "ftruncate", "fallocate", "fadvise64",
+        /* Descriptors; ioctl requests are narrowed by the guard filter. */
+        "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl",
+        "pipe", "pipe2",
+        /* Paths: open, inspect, create, change. */
+        "open", "openat", "openat2", "creat", "stat", "fstat", "lstat",
+        "newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat",
+        "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir",
+        "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink",
+        "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
+        "symlinkat", "mknod", "mknodat", "chmod", "fchmod", "fchmodat",
+        "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+        "futimesat", "utimensat",
+        /* Extended attributes: cp -a, ls -l (ACLs), tar. */
+        "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr",
+        "flistxattr", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+        "lremovexattr", "fremovexattr",
+        /* tail -f, make and editors watch files. */
+        "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+        /* Memory; memfd_create backs libffi closures and JIT code. */
+        "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync",
+        "membarrier", "memfd_create",
+        /* Processes; clone is in checked_calls below. */
+        "fork", "vfork", "execve", "execveat", "exit",
+        "exit_group", "wait4", "waitid", "kill", "tkill", "tgkill",
+        "set_tid_address", "set_robust_list", "rseq", "futex", "arch_prctl",
+        "prctl", "sched_yield", "sched_getaffinity", "restart_syscall",
+        /* file(1) and other tools sandbox themselves; a filter can only narrow. */
+        "seccomp",
+        /* Process groups and identity. make swaps its effective IDs with
+         * seteuid/setegid, which glibc implements with setresuid/setresgid. */
+        "getpid", "getppid", "gettid", "getpgid", "getpgrp", "setpgid", "getsid",
+        "setsid", "getuid", "geteuid", "getgid", "getegid", "getresuid",
+        "getresgid", "getgroups", "setresuid", "setresgid",
+        /* Limits and accounting: ulimit, nice, time, make. */
+        "getrlimit", "setrlimit", "prlimit64", "getrusage", "times", "getpriority",
+        "setpriority",
+        /* Signals. */
+        "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending",
+        "rt_sigtimedwait", "rt_sigsuspend", "sigaltstack", "pause", "alarm",
+        "getitimer", "setitimer", "signalfd", "signalfd4",
+        /* Clocks and timers (timeout(1) uses POSIX timers). */
+        "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
+        "gettimeofday", "time", "timer_create", "timer_settime", "timer_gettime",
+        "timer_getoverrun", "timer_delete", "timerfd_create", "timerfd_settime",
+        "timerfd_gettime",
+        /* Waiting on many descriptors. */
+        "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1",
+        "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
+        "eventfd2",
+        /* Sockets (socket and socketpair are in checked_calls); the
+         * sandbox's network namespace is empty. */
+        "connect", "accept",
+        "accept4", "bind", "listen", "shutdown", "getsockname", "getpeername",
+        "getsockopt", "setsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg",
+        "sendmmsg", "recvmmsg",
+        /* The machine, as far as a program asks. */
+        "uname", "sysinfo", "getrandom",
+};
+
+/* Allowed only with the arguments their check permits. */
+static const struct {
+        const char *name;
+        enum check check;
+} checked_calls[] = {
+        {"clone", NO_NAMESPACES},
+        {"socket", SAFE_FAMILY},
+        {"socketpair", SAFE_FAMILY},
+};
+
+/* AF_NETLINK stays: glibc's getaddrinfo asks the kernel for local addresses. */
+static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+
+/* TIOCSTI and TIOCLINUX can push keystrokes into the terminal of whoever
+ * reads the output later. */
+static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX};
+
+/* ABIs the kernel accepts, by the native arch they run beside. Only the native
+ * one is in the filter; the others are refused whole. */
+static const struct {
+        uint32_t arch;
+        const char *name;
+        uint32_t host;
+} abis[] = {
+        {SCMP_ARCH_X86_64, "x86_64", SCMP_ARCH_X86_64},
+        {SCMP_ARCH_X86, "i386", SCMP_ARCH_X86_64},
+        {SCMP_ARCH_X32, "x32", SCMP_ARCH_X86_64},
+        {SCMP_ARCH_AARCH64, "aarch64", SCMP_ARCH_AARCH64},
+        {SCMP_ARCH_ARM, "arm", SCMP_ARCH_AARCH64},
+};
+
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int rc,
+                                                      const char *fmt, ...)
+{
+        va_list ap;
+        int n = 0;
+
+        if (err && errlen) {
+                va_start(ap, fmt);
+                n = vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+                if (n >= 0 && (size_t)n < errlen)
+                        snprintf(err + n, errlen - (size_t)n, ": %s", strerror(-rc));
+        }
+        return rc;
+}
+
+static void release_ctx(scmp_filter_ctx *ctx)
+{
+        if (*ctx)
+                seccomp_release(*ctx);
+}
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+}
+
+/* A filter neither the kernel nor libseccomp's defaults get to soften:
+ * syscalls of a foreign ABI kill the process outright. */
+static scmp_filter_ctx new_filter(uint32_t default_action)
+{
+        scmp_filter_ctx ctx = seccomp_init(default_action);
+
+        if (ctx && seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
+                seccomp_release(ctx);
+                return NULL;
+        }
+        return ctx;
+}
+
+/* libseccomp 2.5 can only export to a descriptor: write into a memfd, then
+ * read the instructions back into memory the child can use as is. */
+static int export_bpf(scmp_filter_ctx ctx, const char *what, struct sock_fprog *prog, char *err,
+                      size_t errlen)
+{
+        int fd __attribute__((cleanup(close_fd))) = memfd_create("proctor-seccomp", MFD_CLOEXEC);
+        struct stat st;
+        size_t size, done = 0;
+        int rc;
+
+        if (fd < 0)
+                return fail(err, errlen, -errno, "cannot create a memfd for the %s filter", what);
+        rc = seccomp_export_bpf(ctx, fd);
+        if (rc < 0)
+                return fail(err, errlen, rc, "cannot export the %s filter to BPF", what);
+        if (fstat(fd, &st) < 0)
+                return fail(err, errlen, -errno, "cannot size the exported %s filter", what);
+        size = (size_t)st.st_size;
+        if (size == 0 || size % sizeof(struct sock_filter) ||
+            size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return fail(err, errlen, -E2BIG, "the %s filter exports to %zu bytes of BPF", what,
+                            size);
+        prog->filter = malloc(size);
+        if (!prog->filter)
+                return fail(err, errlen, -ENOMEM, "cannot hold the %s filter", what);
+        while (done < size) {
+                ssize_t n = pread(fd, (char *)prog->filter + done, size - done, (off_t)done);
+
+                if (n <= 0)
+                        return fail(err, errlen, n < 0 ? -errno : -EIO,
+                                    "cannot read back the %s filter", what);
+                done += (size_t)n;
+        }
+        prog->len = (unsigned short)(size / sizeof(struct sock_filter));
+        return 0;
+}
+
+static int allow_call(scmp_filter_ctx ctx, const char *name, enum check check, bool *allowed)
+{
+        int nr = seccomp_syscall_resolve_name(name);
+        int rc = 0;
+
+        /* Negative: no such syscall on this arch (open on aarch64, say). */
+        if (nr < 0)
+                return 0;
+        if (nr < SCAN_LIMIT)
+                allowed[nr] = true;
+        switch (check) {
+        case ANY_ARGS:
+                return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+        case NO_NAMESPACES:
+                return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+                                        SCMP_A0(SCMP_CMP_MASKED_EQ, NAMESPACE_FLAGS, 0));
+        case SAFE_FAMILY:
+                for (size_t i = 0; i < ARRAY_LEN(socket_families) && rc == 0; i++)
+                        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+                                              SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32,
+                                                      (scmp_datum_t)socket_families[i]));
+                return rc;
+        }
+        abort();
+}
+
+/* Marks in `allowed` (indexed by native syscall number) what the list lets
+ * through, for the counts. */
+static int build_allowlist(struct sock_fprog *prog, bool *allowed, char *err, size_t errlen)
+{
+        scmp_filter_ctx ctx __attribute__((cleanup(release_ctx))) =
+                new_filter(SCMP_ACT_ERRNO(EPERM));
+        int rc;
+
+        if (!ctx)
+                return fail(err, errlen, -ENOMEM, "cannot start the seccomp allowlist");
+        /* A binary tree instead of a ~200-long chain of compares. */
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+        if (rc < 0)
+                return fail(err, errlen, rc, "cannot ask libseccomp for a binary-tree filter");
+        for (size_t i = 0; i < ARRAY_LEN(allowlist); i++) {
+                rc = allow_call(ctx, allowlist[i], ANY_ARGS, allowed);
+                if (rc < 0)
+                        return fail(err, errlen, rc, "cannot allow syscall %s", allowlist[i]);
+        }
+        for (size_t i = 0; i < ARRAY_LEN(checked_calls); i++) {
+                rc = allow_call(ctx, checked_calls[i].name, checked_calls[i].check, allowed);
+                if (rc < 0)
+                        return fail(err, errlen, rc, "cannot allow syscall %s",
+                                    checked_calls[i].name);
+        }
+        /* clone3's flags sit in memory a filter cannot read: claim it does
+         * not exist, and glibc retries with clone. */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+        if (rc < 0)
+                return fail(err, errlen, rc, "cannot make clone3 answer ENOSYS");
+        return export_bpf(ctx, "allowlist", prog, err, errlen);
+}
+
+/* libseccomp drops conditional rules next to an unconditional one, and will
+ * not add a rule whose action equals the default. "ioctl, except these
+ * requests" therefore lives in its own filter; the kernel obeys the strictest
+ * verdict of all installed filters. */
+static int build_guard(struct sock_fprog *prog, char *err, size_t errlen)
+{
+        scmp_filter_ctx ctx __attribute__((cleanup(release_ctx))) = new_filter(SCMP_ACT_ALLOW);
+        int rc;
+
+        if (!ctx)
+                return fail(err, errlen, -ENOMEM, "cannot start the seccomp ioctl guard");
+        for (size_t i = 0; i < ARRAY_LEN(refused_ioctls); i++) {
+                rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                                      SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, refused_ioctls[i]));
+                if (rc < 0)
+                        return fail(err, errlen, rc, "cannot refuse ioctl request %#lx",
+                                    refused_ioctls[i]);
+        }
+        return export_bpf(ctx, "ioctl guard", prog, err, errlen);
+}
+
+/* `allowed` NULL: the ABI is refused as a whole. */
+static void count_abi(struct seccomp_abi_count *c, uint32_t arch, const char *name,
+                      const bool *allowed)
+{
+        c->abi = name;
+        c->allowed = 0;
+        c->blocked = 0;
+        for (int nr = 0; nr < SCAN_LIMIT; nr++) {
+                char *resolved = seccomp_syscall_resolve_num_arch(arch, nr);
+
+                if (!resolved)
+                        continue;
+                free(resolved);
+                if (allowed && allowed[nr])
+                        c->allowed++;
+                else
+                        c->blocked++;
+        }
+}
+
+static size_t count_abis(struct seccomp_abi_count *out, const bool *allowed)
+{
+        uint32_t native = seccomp_arch_native();
+        size_t n = 0;
+
+        for (size_t i = 0; i < ARRAY_LEN(abis) && n < SECCOMP_MAX_ABIS; i++) {
+                if (abis[i].host == native)
+                        count_abi(&out[n++], abis[i].arch, abis[i].name,
+                                  abis[i].arch == native ? allowed : NULL);
+        }
+        if (n == 0)
+                count_abi(&out[n++], native, "native", allowed);
+        return n;
+}
+
+int seccomp_policy_build(struct seccomp_policy **out, char *err, size_t errlen)
+{
+        bool allowed[SCAN_LIMIT] = {false};
+        struct seccomp_policy *p = calloc(1, sizeof(*p));
+        int rc;
+
+        *out = NULL;
+        if (!p)
+                return fail(err, errlen, -ENOMEM, "cannot allocate the seccomp policy");
+        rc = build_allowlist(&p->allowlist, allowed, err, errlen);
+        if (rc == 0)
+                rc = build_guard(&p->guard, err, errlen);
+        if (rc < 0) {
+                seccomp_policy_free(p);
+                return rc;
+        }
+        p->nabis = count_abis(p->abis, allowed);
+        *out = p;
+        return 0;
+}
+
+void seccomp_policy_free(struct seccomp_policy *p)
+{
+        if (!p)
+                return;
+        free(p->guard.filter);
+        free(p->allowlist.filter);
+        free(p);
+}
+
+void seccomp_policy_counts(const struct seccomp_policy *p, unsigned *allowed, unsigned *blocked)
+{
+        *allowed = 0;
+        *blocked = 0;
+        for (size_t i = 0; i < p->nabis; i++) {
+                *allowed += p->abis[i].allowed;
+                *blocked += p->abis[i].blocked;
+        }
+}
+
+size_t seccomp_policy_abi_counts(const struct seccomp_policy *p, struct seccomp_abi_count *out,
+                                 size_t max)
+{
+        size_t n = p->nabis < max ? p->nabis : max;
+
+        if (n)
+                memcpy(out, p->abis, n * sizeof(*out));
+        return n;
+}
+
+int seccomp_policy_load(const struct seccomp_policy *p)
+{
+        if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
+                return -errno;
+        /* Guard first: a filter can only be installed if those already in
+         * place allow seccomp(2), and the allowlist may one day not. */
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &p->guard) < 0)
+                return -errno;
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &p->allowlist) < 0)
+                return -errno;
+        return 0;
+}

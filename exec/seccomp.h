@@ -1,0 +1,40 @@
+/* seccomp: the sandbox's syscall allowlist, compiled once with libseccomp to
+ * BPF and loaded in the child right before exec. Loading must stay
+ * async-signal-safe: no allocation, no libseccomp calls in the child. */
+#ifndef PROCTOR_SECCOMP_H
+#define PROCTOR_SECCOMP_H
+
+#include <stddef.h>
+
+struct seccomp_policy;
+
+/* How one syscall ABI fares under the policy: "x86_64", "i386", "x32". */
+struct seccomp_abi_count {
+        const char *abi;
+        unsigned allowed; /* syscalls of that ABI the filter lets through */
+        unsigned blocked; /* the rest of that ABI's table */
+};
+
+/* Native ABI plus the foreign ones its kernel also accepts (i386 and x32
+ * beside x86_64). */
+#define SECCOMP_MAX_ABIS 3
+
+/* Builds the allowlist (default action EPERM; non-native arches refused;
+ * dangerous ioctls, socket families and clone flags denied) and exports it. */
+int seccomp_policy_build(struct seccomp_policy **out, char *err, size_t errlen);
+void seccomp_policy_free(struct seccomp_policy *p);
+
+/* How many of the kernel's syscalls the policy allows and how many it
+ * blocks, summed over every ABI in seccomp_policy_abi_counts. */
+void seccomp_policy_counts(const struct seccomp_policy *p, unsigned *allowed, unsigned *blocked);
+
+/* The same counts per ABI, native first; fills at most max entries and
+ * returns how many it filled. */
+size_t seccomp_policy_abi_counts(const struct seccomp_policy *p, struct seccomp_abi_count *out,
+                                 size_t max);
+
+/* Sets no_new_privs and installs the filter on the calling thread. Only
+ * raw syscalls: safe between clone and exec. Returns 0 or -errno. */
+int seccomp_policy_load(const struct seccomp_policy *p);
+
+#endif

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs the Debian packages proctor needs to build, test and benchmark,
+# only those missing. Uses apt-get as root, or through sudo.
+set -eu
+PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
+      libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
+      clang-format procps util-linux iproute2"
+missing=""
+for p in $PKGS; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -739,7 +739,7 @@ static void on_stdin_written(uv_write_t *req, int status)
 
 struct spawn_fds {
         int sync[2], status[2], out[2], err[2], in[2];
-        int ws, ws_idmap;
+        int ws_idmap;
 };
 
 static void close_fd(int *fd)
@@ -761,7 +761,6 @@ static void close_spawn_fds(struct spawn_fds *f)
         close_fd(&f->err[1]);
         close_fd(&f->in[0]);
         close_fd(&f->in[1]);
-        close_fd(&f->ws);
         close_fd(&f->ws_idmap);
 }
 
@@ -918,7 +917,7 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
                size_t errlen)
 {
-        struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
+        struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
         struct sandbox_plan plan;
         const char *ws = req->workspace != NULL ? req->workspace : ".";
         struct stat wst;
@@ -977,18 +976,10 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 snprintf(err, errlen, "cannot create pipes: %s", strerror(-rc));
                 goto fail;
         }
-        if (use_ws) {
-                f.ws = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (f.ws < 0) {
-                        rc = -errno;
-                        snprintf(err, errlen, "workspace %s: %s", cwd, strerror(errno));
-                        goto fail;
-                }
-                if (idmap && (f.ws_idmap = open_idmapped(eng, cwd, err, errlen)) < 0) {
-                        rc = f.ws_idmap;
-                        f.ws_idmap = -1;
-                        goto fail;
-                }
+        if (use_ws && idmap && (f.ws_idmap = open_idmapped(eng, cwd, err, errlen)) < 0) {
+                rc = f.ws_idmap;
+                f.ws_idmap = -1;
+                goto fail;
         }
         if ((rc = make_cgroup(e, err, errlen)) < 0)
                 goto fail;
@@ -1003,7 +994,7 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         plan.stdin_fd = f.in[0];
         plan.stdout_fd = f.out[1];
         plan.stderr_fd = f.err[1];
-        plan.ws_fd = f.ws;
+        plan.ws_path = use_ws ? cwd : NULL;
         plan.ws_idmap_fd = f.ws_idmap;
         plan.ws_mode = req->ws_mode;
         plan.ws_keep = use_ws ? sandbox_locked_flags(cwd) : 0;
@@ -1057,7 +1048,6 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         close_fd(&f.out[1]);
         close_fd(&f.err[1]);
         close_fd(&f.in[0]);
-        close_fd(&f.ws);
         close_fd(&f.ws_idmap);
         rc = start_handles(e, &f);
         e->next = eng->list;

@@ -29,6 +29,12 @@
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -349,15 +355,21 @@ static void mount_tmpfs(const struct sandbox_plan *p, const char *path, const ch
                 setup_fail(p, path);
 }
 
-static void mount_workspace(const struct sandbox_plan *p)
+static void attach_tree(const struct sandbox_plan *p, int tree, const char *path)
 {
-        char src[32];
+        if (syscall(SYS_move_mount, tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+                setup_fail(p, "attach workspace");
+}
+
+/* `tree` is a detached copy of the workspace mount (idmapped by the parent
+ * for root-owned workspaces), taken before /tmp was covered. */
+static void mount_workspace(const struct sandbox_plan *p, int tree)
+{
         char opts[160];
         unsigned long ro = p->ws_mode == EXEC_WS_RO ? MS_RDONLY : 0;
 
-        if (p->ws_mode == EXEC_WS_NONE || p->ws_fd < 0)
+        if (tree < 0)
                 return;
-        snprintf(src, sizeof(src), "/proc/self/fd/%d", p->ws_fd);
         if (mkdir("workspace", 0755) != 0)
                 setup_fail(p, "workspace");
         if (p->ws_mode == EXEC_WS_OVERLAY) {
@@ -366,27 +378,17 @@ static void mount_workspace(const struct sandbox_plan *p)
                 mkdirs(p, ovl);
                 mount_tmpfs(p, ".ovl", "0755", p->tmpfs_bytes);
                 mkdirs(p, sub);
-                if (p->ws_idmap_fd >= 0) {
-                        if (syscall(SYS_move_mount, p->ws_idmap_fd, "", AT_FDCWD, ".ovl/l",
-                                    MOVE_MOUNT_F_EMPTY_PATH) != 0)
-                                setup_fail(p, "idmapped workspace");
-                        snprintf(src, sizeof(src), "/tmp/.ovl/l");
-                }
+                attach_tree(p, tree, ".ovl/l");
                 snprintf(opts, sizeof(opts),
-                         "lowerdir=%s,upperdir=/tmp/.ovl/u,workdir=/tmp/.ovl/w", src);
+                         "lowerdir=/tmp/.ovl/l,upperdir=/tmp/.ovl/u,workdir=/tmp/.ovl/w");
                 if (mount("overlay", "workspace", "overlay", MS_NOSUID | MS_NODEV, opts) != 0)
                         setup_fail(p, "overlay workspace");
-                if (umount2(".ovl", MNT_DETACH) != 0 || rmdir(".ovl") != 0)
-                        setup_fail(p, ".ovl");
+                if (umount2(".ovl/l", MNT_DETACH) != 0 || umount2(".ovl", MNT_DETACH) != 0 ||
+                    rmdir(".ovl") != 0)
+                        setup_fail(p, "hide overlay layers");
                 return;
         }
-        if (p->ws_idmap_fd >= 0) {
-                if (syscall(SYS_move_mount, p->ws_idmap_fd, "", AT_FDCWD, "workspace",
-                            MOVE_MOUNT_F_EMPTY_PATH) != 0)
-                        setup_fail(p, "idmapped workspace");
-        } else if (mount(src, "workspace", NULL, MS_BIND, NULL) != 0) {
-                setup_fail(p, "workspace");
-        }
+        attach_tree(p, tree, "workspace");
         if (mount(NULL, "workspace", NULL,
                   MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | ro | p->ws_keep, NULL) != 0)
                 setup_fail(p, "workspace remount");
@@ -398,12 +400,19 @@ static void build_root(const struct sandbox_plan *p)
 {
         static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", NULL};
         const struct sandbox_host *h = p->host;
+        int tree = p->ws_idmap_fd;
         unsigned i;
 
         if (sethostname("sandbox", 7) != 0)
                 setup_fail(p, "sethostname");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
                 setup_fail(p, "make / private");
+        if (tree < 0 && p->ws_path != NULL) {
+                tree = (int)syscall(SYS_open_tree, AT_FDCWD, p->ws_path,
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (tree < 0)
+                        setup_fail(p, "open workspace");
+        }
         mount_tmpfs(p, "/tmp", "0755", 4u << 20);
         if (chdir("/tmp") != 0)
                 setup_fail(p, "chdir new root");
@@ -419,7 +428,7 @@ static void build_root(const struct sandbox_plan *p)
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
         mount_tmpfs(p, "tmp", "1777", p->tmpfs_bytes);
-        mount_workspace(p);
+        mount_workspace(p, tree);
         if (syscall(SYS_pivot_root, ".", ".") != 0)
                 setup_fail(p, "pivot_root");
         if (umount2(".", MNT_DETACH) != 0)

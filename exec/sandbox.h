@@ -47,7 +47,7 @@ struct sandbox_plan {
         int sync_fd;   /* read one byte before setup; EOF means give up */
         int status_fd; /* struct sandbox_msg out */
         int stdin_fd, stdout_fd, stderr_fd;
-        int ws_fd; /* O_PATH workspace, -1 for none */
+        const char *ws_path; /* workspace (absolute, resolved), NULL for none */
         int ws_idmap_fd; /* detached idmapped clone of the workspace, or -1 */
         enum exec_ws_mode ws_mode;
         unsigned long ws_keep; /* mount flags of the workspace to keep on remount */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ struct tree {
 
 static void put(const char *dir, const char *file, const char *text)
 {
-        char path[512];
+        char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, file);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
@@ -40,7 +41,7 @@ static void put(const char *dir, const char *file, const char *text)
 static const char *get(const char *dir, const char *file)
 {
         static char buf[512];
-        char path[512];
+        char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, file);
         FILE *f = fopen(path, "r");
         if (!f)
@@ -53,7 +54,7 @@ static const char *get(const char *dir, const char *file)
 
 static bool is_dir(const char *dir, const char *name)
 {
-        char path[512];
+        char path[PATH_MAX];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, name);
         return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -61,7 +62,7 @@ static bool is_dir(const char *dir, const char *name)
 
 static void mkdir_in(const char *dir, const char *name)
 {
-        char path[512];
+        char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, name);
         assert_int_equal(mkdir(path, 0755), 0);
 }

@@ -293,12 +293,6 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         eng->loop = loop;
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->idmap_userns = -1;
-        rc = sandbox_host_open(&eng->host, err, errlen);
-        if (rc < 0)
-                goto fail;
-        rc = seccomp_policy_build(&eng->seccomp, err, errlen);
-        if (rc < 0)
-                goto fail;
         if (o == NULL || !o->no_cgroups) {
                 snprintf(selfcg, sizeof(selfcg), "%s/self/cgroup",
                          o != NULL && o->proc_root ? o->proc_root : "/proc");
@@ -314,11 +308,19 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         }
         *out = eng;
         return 0;
-fail:
-        sandbox_host_free(eng->host);
-        seccomp_policy_free(eng->seccomp);
-        free(eng);
-        return rc;
+}
+
+/* The sandbox's root template and seccomp policy, made on first use so that
+ * local-only processes never pay for them. */
+static int engine_prepare_sandbox(struct exec_engine *eng, char *err, size_t errlen)
+{
+        int rc;
+
+        if (eng->host == NULL && (rc = sandbox_host_open(&eng->host, err, errlen)) < 0)
+                return rc;
+        if (eng->seccomp == NULL && (rc = seccomp_policy_build(&eng->seccomp, err, errlen)) < 0)
+                return rc;
+        return 0;
 }
 
 static void engine_destroy(struct exec_engine *eng)
@@ -933,6 +935,8 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 snprintf(err, errlen, "no command given");
                 return -EINVAL;
         }
+        if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0)
+                return rc;
         if (stat(ws, &wst) != 0 || !S_ISDIR(wst.st_mode)) {
                 snprintf(err, errlen, "workspace %s: %s", ws,
                          errno ? strerror(errno) : "not a directory");

@@ -6,8 +6,8 @@
 
 #include <errno.h>
 #include <linux/filter.h>
-#include <sched.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -60,77 +60,64 @@ enum check {
  * no more. Legacy calls (open, stat, fork...) run the same kernel code as
  * their *at or clone twins; musl, Go and static binaries still use them. */
 static const char *const allowlist[] = {
-        /* Reading and writing open files. */
-        "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
-        "pwritev", "preadv2", "pwritev2", "lseek", "sendfile", "copy_file_range",
-        "fsync", "fdatasync", "ftruncate", "fallocate", "fadvise64",
-        /* Descriptors; ioctl requests are narrowed by the guard filter. */
-        "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl",
-        "pipe", "pipe2",
-        /* Paths: open, inspect, create, change. */
-        "open", "openat", "openat2", "creat", "stat", "fstat", "lstat",
-        "newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat",
-        "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir",
-        "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink",
-        "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
-        "symlinkat", "mknod", "mknodat", "chmod", "fchmod", "fchmodat",
-        "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
-        "futimesat", "utimensat",
-        /* Extended attributes: cp -a, ls -l (ACLs), tar. */
-        "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr",
-        "flistxattr", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
-        "lremovexattr", "fremovexattr",
-        /* tail -f, make and editors watch files. */
-        "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
-        /* Memory; memfd_create backs libffi closures and JIT code. */
-        "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync",
-        "membarrier", "memfd_create",
-        /* Processes; clone is in checked_calls below. */
-        "fork", "vfork", "execve", "execveat", "exit",
-        "exit_group", "wait4", "waitid", "kill", "tkill", "tgkill",
-        "set_tid_address", "set_robust_list", "rseq", "futex", "arch_prctl",
-        "prctl", "sched_yield", "sched_getaffinity", "restart_syscall",
-        /* file(1) and other tools sandbox themselves; a filter can only narrow. */
-        "seccomp",
-        /* Process groups and identity. make swaps its effective IDs with
-         * seteuid/setegid, which glibc implements with setresuid/setresgid. */
-        "getpid", "getppid", "gettid", "getpgid", "getpgrp", "setpgid", "getsid",
-        "setsid", "getuid", "geteuid", "getgid", "getegid", "getresuid",
-        "getresgid", "getgroups", "setresuid", "setresgid",
-        /* Limits and accounting: ulimit, nice, time, make. */
-        "getrlimit", "setrlimit", "prlimit64", "getrusage", "times", "getpriority",
-        "setpriority",
-        /* Signals. */
-        "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending",
-        "rt_sigtimedwait", "rt_sigsuspend", "sigaltstack", "pause", "alarm",
-        "getitimer", "setitimer", "signalfd", "signalfd4",
-        /* Clocks and timers (timeout(1) uses POSIX timers). */
-        "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
-        "gettimeofday", "time", "timer_create", "timer_settime", "timer_gettime",
-        "timer_getoverrun", "timer_delete", "timerfd_create", "timerfd_settime",
-        "timerfd_gettime",
-        /* Waiting on many descriptors. */
-        "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1",
-        "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
-        "eventfd2",
-        /* Sockets (socket and socketpair are in checked_calls); the
-         * sandbox's network namespace is empty. */
-        "connect", "accept",
-        "accept4", "bind", "listen", "shutdown", "getsockname", "getpeername",
-        "getsockopt", "setsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg",
-        "sendmmsg", "recvmmsg",
-        /* The machine, as far as a program asks. */
-        "uname", "sysinfo", "getrandom",
-};
+    /* Reading and writing open files. */
+    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
+    "pwritev2", "lseek", "sendfile", "copy_file_range", "fsync", "fdatasync", "ftruncate",
+    "fallocate", "fadvise64",
+    /* Descriptors; ioctl requests are narrowed by the guard filter. */
+    "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl", "pipe", "pipe2",
+    /* Paths: open, inspect, create, change. */
+    "open", "openat", "openat2", "creat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs",
+    "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64",
+    "getcwd", "chdir", "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink",
+    "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
+    "mknod", "mknodat", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
+    "fchownat", "utime", "utimes", "futimesat", "utimensat",
+    /* Extended attributes: cp -a, ls -l (ACLs), tar. */
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr",
+    "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    /* tail -f, make and editors watch files. */
+    "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+    /* Memory; memfd_create backs libffi closures and JIT code. */
+    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "membarrier", "memfd_create",
+    /* Processes; clone is in checked_calls below. */
+    "fork", "vfork", "execve", "execveat", "exit", "exit_group", "wait4", "waitid", "kill", "tkill",
+    "tgkill", "set_tid_address", "set_robust_list", "rseq", "futex", "arch_prctl", "prctl",
+    "sched_yield", "sched_getaffinity", "restart_syscall",
+    /* file(1) and other tools sandbox themselves; a filter can only narrow. */
+    "seccomp",
+    /* Process groups and identity. make swaps its effective IDs with
+     * seteuid/setegid, which glibc implements with setresuid/setresgid. */
+    "getpid", "getppid", "gettid", "getpgid", "getpgrp", "setpgid", "getsid", "setsid", "getuid",
+    "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups", "setresuid", "setresgid",
+    /* Limits and accounting: ulimit, nice, time, make. */
+    "getrlimit", "setrlimit", "prlimit64", "getrusage", "times", "getpriority", "setpriority",
+    /* Signals. */
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
+    "rt_sigsuspend", "sigaltstack", "pause", "alarm", "getitimer", "setitimer", "signalfd",
+    "signalfd4",
+    /* Clocks and timers (timeout(1) uses POSIX timers). */
+    "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+    "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
+    "timerfd_create", "timerfd_settime", "timerfd_gettime",
+    /* Waiting on many descriptors. */
+    "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",
+    /* Sockets (socket and socketpair are in checked_calls); the
+     * sandbox's network namespace is empty. */
+    "connect", "accept", "accept4", "bind", "listen", "shutdown", "getsockname", "getpeername",
+    "getsockopt", "setsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+    /* The machine, as far as a program asks. */
+    "uname", "sysinfo", "getrandom"};
 
 /* Allowed only with the arguments their check permits. */
 static const struct {
         const char *name;
         enum check check;
 } checked_calls[] = {
-        {"clone", NO_NAMESPACES},
-        {"socket", SAFE_FAMILY},
-        {"socketpair", SAFE_FAMILY},
+    {"clone", NO_NAMESPACES},
+    {"socket", SAFE_FAMILY},
+    {"socketpair", SAFE_FAMILY},
 };
 
 /* AF_NETLINK stays: glibc's getaddrinfo asks the kernel for local addresses. */
@@ -147,11 +134,11 @@ static const struct {
         const char *name;
         uint32_t host;
 } abis[] = {
-        {SCMP_ARCH_X86_64, "x86_64", SCMP_ARCH_X86_64},
-        {SCMP_ARCH_X86, "i386", SCMP_ARCH_X86_64},
-        {SCMP_ARCH_X32, "x32", SCMP_ARCH_X86_64},
-        {SCMP_ARCH_AARCH64, "aarch64", SCMP_ARCH_AARCH64},
-        {SCMP_ARCH_ARM, "arm", SCMP_ARCH_AARCH64},
+    {SCMP_ARCH_X86_64, "x86_64", SCMP_ARCH_X86_64},
+    {SCMP_ARCH_X86, "i386", SCMP_ARCH_X86_64},
+    {SCMP_ARCH_X32, "x32", SCMP_ARCH_X86_64},
+    {SCMP_ARCH_AARCH64, "aarch64", SCMP_ARCH_AARCH64},
+    {SCMP_ARCH_ARM, "arm", SCMP_ARCH_AARCH64},
 };
 
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int rc,
@@ -182,8 +169,8 @@ static void close_fd(int *fd)
                 close(*fd);
 }
 
-/* A filter neither the kernel nor libseccomp's defaults get to soften:
- * syscalls of a foreign ABI kill the process outright. */
+/* A native process making an i386 (int $0x80) or x32 syscall is probing for
+ * a way around the filter, not running a program: kill it outright. */
 static scmp_filter_ctx new_filter(uint32_t default_action)
 {
         scmp_filter_ctx ctx = seccomp_init(default_action);
@@ -250,9 +237,9 @@ static int allow_call(scmp_filter_ctx ctx, const char *name, enum check check, b
                                         SCMP_A0(SCMP_CMP_MASKED_EQ, NAMESPACE_FLAGS, 0));
         case SAFE_FAMILY:
                 for (size_t i = 0; i < ARRAY_LEN(socket_families) && rc == 0; i++)
-                        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-                                              SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32,
-                                                      (scmp_datum_t)socket_families[i]));
+                        rc = seccomp_rule_add(
+                            ctx, SCMP_ACT_ALLOW, nr, 1,
+                            SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, (scmp_datum_t)socket_families[i]));
                 return rc;
         }
         abort();
@@ -263,7 +250,7 @@ static int allow_call(scmp_filter_ctx ctx, const char *name, enum check check, b
 static int build_allowlist(struct sock_fprog *prog, bool *allowed, char *err, size_t errlen)
 {
         scmp_filter_ctx ctx __attribute__((cleanup(release_ctx))) =
-                new_filter(SCMP_ACT_ERRNO(EPERM));
+            new_filter(SCMP_ACT_ERRNO(EPERM));
         int rc;
 
         if (!ctx)

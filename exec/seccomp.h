@@ -8,15 +8,16 @@
 
 struct seccomp_policy;
 
-/* How one syscall ABI fares under the policy: "x86_64", "i386", "x32". */
+/* How one syscall ABI fares under the policy: "x86_64", "i386", "x32".
+ * Counted over libseccomp's table of that ABI's syscalls. */
 struct seccomp_abi_count {
         const char *abi;
         unsigned allowed; /* syscalls of that ABI the filter lets through */
         unsigned blocked; /* the rest of that ABI's table */
 };
 
-/* Native ABI plus the foreign ones its kernel also accepts (i386 and x32
- * beside x86_64). */
+/* The native ABI plus the foreign ones a kernel of that arch may accept
+ * (i386 and x32 beside x86_64); the filter refuses the foreign ones whole. */
 #define SECCOMP_MAX_ABIS 3
 
 /* Builds the allowlist (default action EPERM; non-native arches refused;

@@ -278,6 +278,15 @@ static void body_family(void)
         pause();
 }
 
+/* Every process forks as fast as pids.max lets it, so one kill pass that
+ * reads cgroup.procs once always misses the newest children. */
+static void body_breeder(void)
+{
+        for (;;)
+                if (fork() < 0)
+                        usleep(100);
+}
+
 static struct cgroup_stats stats(struct fx *f)
 {
         struct cgroup_stats st;
@@ -382,6 +391,55 @@ static void test_kill_ends_group_fast(void **state)
                 fail_msg("reaped %d of 4 in %llu us", reaped, (unsigned long long)took);
         assert_int_equal(stats(f).pids, 0);
         assert_int_equal(cgroup_destroy(f->cg), 0);
+        f->cg = NULL;
+}
+
+/* The real hierarchy seen through a self-cgroup file without the freezer
+ * line: cgroup_kill must then repeat kill passes until the group is empty. */
+static void test_kill_without_freezer(void **state)
+{
+        struct fx *f = need_v1(state);
+        char self[] = "/tmp/proctor-self-XXXXXX", line[1024], why[512], err[256];
+        int fd = mkstemp(self);
+        assert_true(fd >= 0);
+        FILE *in = fopen("/proc/self/cgroup", "r"), *out = fdopen(fd, "w");
+        assert_true(in && out);
+        while (fgets(line, sizeof line, in))
+                if (!strstr(line, ":freezer:"))
+                        fputs(line, out);
+        fclose(in);
+        fclose(out);
+        struct cgroup_sys *sys = NULL;
+        int rc = cgroup_sys_open(NULL, self, &sys, why, sizeof why);
+        unlink(self);
+        assert_int_equal(rc, 0);
+        cgroup_sys_free(f->sys);
+        f->sys = sys; /* teardown frees it */
+        assert_int_equal(cgroup_sys_controllers(sys) & CG_FREEZER, 0);
+        struct cgroup_limits lim = {.pids = 16};
+        struct cgroup *cg = NULL;
+        char name[64];
+        snprintf(name, sizeof name, "proctor-%d-nofreezer", (int)getpid());
+        if (cgroup_create(sys, name, &lim, &cg, err, sizeof err))
+                fail_msg("create: %s", err);
+        /* swap groups so the fixture's teardown cleans up this one */
+        struct cgroup *fixture_cg = f->cg;
+        f->cg = cg;
+        cgroup_kill(fixture_cg);
+        assert_int_equal(cgroup_destroy(fixture_cg), 0);
+        spawn_in(cg, body_breeder);
+        uint64_t end = now_us() + 2000000;
+        while (stats(f).pids_denied < 50 && now_us() < end)
+                usleep(1000);
+        assert_true(stats(f).pids_denied >= 50);
+        uint64_t t0 = now_us();
+        assert_int_equal(cgroup_kill(cg), 0);
+        reap_children(50000);
+        uint64_t took = now_us() - t0;
+        struct cgroup_stats st = stats(f);
+        if (st.pids != 0 || took > 50000)
+                fail_msg("%u pids left after %llu us", st.pids, (unsigned long long)took);
+        assert_int_equal(cgroup_destroy(cg), 0);
         f->cg = NULL;
 }
 
@@ -545,6 +603,7 @@ int main(void)
             T(test_pids_limit_refuses_forks),
             T(test_cpu_time_grows_within_quota),
             T(test_kill_ends_group_fast),
+            T(test_kill_without_freezer),
             T(test_destroy_busy_then_done),
             T(test_reap_stale_group),
             cmocka_unit_test(test_fake_comounted_cpu_cpuacct),

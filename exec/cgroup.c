@@ -64,7 +64,7 @@ static const struct {
         unsigned ctl;
         const char *name;
 } controllers[] = {
-    {CG_MEMORY, "memory"}, {CG_PIDS, "pids"},       {CG_CPU, "cpu"},
+    {CG_MEMORY, "memory"},   {CG_PIDS, "pids"},       {CG_CPU, "cpu"},
     {CG_CPUACCT, "cpuacct"}, {CG_FREEZER, "freezer"},
 };
 
@@ -87,8 +87,7 @@ __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, con
 }
 
 /* snprintf for paths: a truncated path is an error, never a different path */
-__attribute__((format(printf, 3, 4))) static int pathf(char *out, size_t size, const char *fmt,
-                                                       ...)
+__attribute__((format(printf, 3, 4))) static int pathf(char *out, size_t size, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -203,8 +202,7 @@ static bool parse_keyed(const char *buf, const char *key, uint64_t *out)
 /* One stat: the whole file (key NULL) or one key of it. A missing file or a
  * value that does not parse leaves 0; only -ENOENT-like absence is reported
  * so callers can learn that an optional file does not exist. */
-static int stat_read(const struct cgroup *cg, int i, const char *file, const char *key,
-                     uint64_t *v)
+static int stat_read(const struct cgroup *cg, int i, const char *file, const char *key, uint64_t *v)
 {
         *v = 0;
         if (i < 0)
@@ -384,6 +382,18 @@ static bool alone_in(int basefd)
         return pid == (uint64_t)getpid() && (!nl || nl[1] == '\0');
 }
 
+/* Moves proctor into the leaf "proctor-<pid>-self" of the group at basefd. */
+static int move_self_to_leaf(int basefd)
+{
+        char leaf[CG_NAME_MAX], procs[CG_NAME_MAX + 16], pid[16];
+        snprintf(leaf, sizeof leaf, CG_PREFIX "%d-self", (int)getpid());
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", leaf);
+        snprintf(pid, sizeof pid, "%d", (int)getpid());
+        if (mkdirat(basefd, leaf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return write_at(basefd, procs, pid);
+}
+
 /* v2 forbids controllers in a group that holds processes, so when proctor
  * alone sits in its group it moves itself into a leaf and tries again. */
 static int enable_v2(int basefd, unsigned ctl, const char *base, char *why, size_t whylen)
@@ -391,15 +401,7 @@ static int enable_v2(int basefd, unsigned ctl, const char *base, char *why, size
         char want[64];
         snprintf(want, sizeof want, "+memory +pids%s", ctl & CG_CPU ? " +cpu" : "");
         int rc = write_at(basefd, "cgroup.subtree_control", want);
-        if (rc == -EBUSY && alone_in(basefd)) {
-                char leaf[CG_NAME_MAX + 16], pid[16];
-                snprintf(leaf, sizeof leaf, CG_PREFIX "%d-self", (int)getpid());
-                snprintf(pid, sizeof pid, "%d", (int)getpid());
-                if (mkdirat(basefd, leaf, 0755) < 0 && errno != EEXIST)
-                        rc = -errno;
-                else if (strcat(leaf, "/cgroup.procs"), (rc = write_at(basefd, leaf, pid)) == 0)
-                        rc = write_at(basefd, "cgroup.subtree_control", want);
-        } else if (rc == -EBUSY) {
+        if (rc == -EBUSY && !alone_in(basefd)) {
                 say(why, whylen,
                     "cannot enable controllers in %s: other processes share proctor's cgroup; "
                     "run proctor in a delegated cgroup, e.g. "
@@ -407,6 +409,8 @@ static int enable_v2(int basefd, unsigned ctl, const char *base, char *why, size
                     base);
                 return rc;
         }
+        if (rc == -EBUSY && (rc = move_self_to_leaf(basefd)) == 0)
+                rc = write_at(basefd, "cgroup.subtree_control", want);
         if (rc)
                 say(why, whylen,
                     "cannot enable controllers in %s: %s; run as root or delegate a cgroup, e.g. "
@@ -730,7 +734,7 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
 }
 
 /* SIGKILLs every pid listed in the group's cgroup.procs in hierarchy i;
- * returns how many were signalled, or -errno. */
+ * returns how many were listed (gone or not), or -errno. */
 static int kill_pass(const struct cgroup *cg, int i)
 {
         char path[CG_NAME_MAX + 64], buf[4096];
@@ -738,7 +742,7 @@ static int kill_pass(const struct cgroup *cg, int i)
         int fd = openat(cg->sys->h[i].fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int killed = 0;
+        int listed = 0;
         size_t have = 0;
         for (;;) {
                 ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
@@ -754,8 +758,10 @@ static int kill_pass(const struct cgroup *cg, int i)
                         if (nl)
                                 *nl = '\0';
                         if (parse_u64(line, &pid) && pid > 1 && pid <= INT_MAX &&
-                            (pid_t)pid != getpid() && kill((pid_t)pid, SIGKILL) == 0)
-                                killed++;
+                            (pid_t)pid != getpid()) {
+                                kill((pid_t)pid, SIGKILL);
+                                listed++;
+                        }
                         line = nl ? nl + 1 : line + strlen(line);
                 }
                 have = (size_t)(buf + have - line);
@@ -764,7 +770,7 @@ static int kill_pass(const struct cgroup *cg, int i)
                         break;
         }
         close(fd);
-        return killed;
+        return listed;
 }
 
 static bool freeze(const struct cgroup *cg, int i, const struct freezer *fz)
@@ -896,4 +902,35 @@ int cgroup_sys_reap_stale(struct cgroup_sys *sys)
                 free(names);
         }
         return removed;
+}
+
+int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen)
+{
+        return apply_limits(cg, lim, err, errlen);
+}
+
+int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max)
+{
+        int n = 0;
+
+        for (int i = 0; i < cg->sys->nhier; i++) {
+                char path[CG_NAME_MAX + 16];
+                if (!(cg->live & (1u << i)))
+                        continue;
+                if (n == max) {
+                        while (n > 0)
+                                close(fds[--n]);
+                        return -E2BIG;
+                }
+                snprintf(path, sizeof path, "%s/cgroup.procs", cg->name);
+                fds[n] = openat(cg->sys->h[i].fd, path, O_WRONLY | O_CLOEXEC);
+                if (fds[n] < 0) {
+                        int rc = -errno;
+                        while (n > 0)
+                                close(fds[--n]);
+                        return rc;
+                }
+                n++;
+        }
+        return n;
 }

@@ -57,6 +57,13 @@ int cgroup_sys_reap_stale(struct cgroup_sys *sys);
 /* Creates group `name` (unique per execution) with `lim` applied. */
 int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_limits *lim,
                   struct cgroup **out, char *err, size_t errlen);
+/* Writes `lim` (a zero field leaves that limit unset). Groups can be made
+ * ahead of time without limits and given them when put to use. */
+int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err,
+                      size_t errlen);
+/* Opens the group's cgroup.procs in every hierarchy (write-only), so that a
+ * child can move itself in by writing "0". Returns how many, or -errno. */
+int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max);
 /* v2: an O_DIRECTORY fd for clone3(CLONE_INTO_CGROUP); -1 on v1. */
 int cgroup_fd(const struct cgroup *cg);
 /* Moves `pid` (and later its children) into the group in every hierarchy. */

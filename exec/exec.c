@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -63,7 +65,15 @@ struct exec_engine {
         unsigned live;
         bool freeing;
         int idmap_userns; /* userns mapping on-disk root to NOBODY_ID, or -1 */
-        struct exec *list;
+        struct exec *list;  /* every child, waiting or assigned */
+        unsigned children;  /* length of list */
+        uint64_t next_cg;
+        /* Children made ahead of time for the next spawn (see pool_refill). */
+        struct exec *pool;
+        unsigned prewarm;
+        enum exec_isolation want_iso;
+        uint32_t want_uid, want_gid;
+        uv_timer_t refill;
 };
 
 struct exec {
@@ -75,6 +85,13 @@ struct exec {
         struct exec_callbacks cb;
         void *ud;
 
+        bool assigned; /* false while waiting in the pool */
+        bool waiting;  /* its base is built and it waits for a request */
+        bool in_pool;
+        struct exec *pool_next;
+        uint32_t uid, gid; /* host ids the child runs as */
+        int ctl_fd;        /* request socket, until the request is sent */
+
         pid_t pid; /* the init, host view */
         pid_t cmd_pid; /* the command, host view, 0 until known */
         int pidfd;
@@ -85,7 +102,6 @@ struct exec {
         uv_poll_t exit_poll;
         uv_timer_t timeout, stats, grace;
         unsigned open_handles;
-        bool in_open;
         char *stdin_copy;
         uv_write_t in_req;
 
@@ -293,6 +309,9 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         eng->loop = loop;
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->idmap_userns = -1;
+        eng->prewarm = o != NULL ? o->prewarm : 0;
+        uv_timer_init(loop, &eng->refill);
+        eng->refill.data = eng;
         if (o == NULL || !o->no_cgroups) {
                 snprintf(selfcg, sizeof(selfcg), "%s/self/cgroup",
                          o != NULL && o->proc_root ? o->proc_root : "/proc");
@@ -323,6 +342,11 @@ static int engine_prepare_sandbox(struct exec_engine *eng, char *err, size_t err
         return 0;
 }
 
+static void engine_freed(uv_handle_t *h)
+{
+        free(h->data);
+}
+
 static void engine_destroy(struct exec_engine *eng)
 {
         if (eng->idmap_userns >= 0)
@@ -330,8 +354,10 @@ static void engine_destroy(struct exec_engine *eng)
         cgroup_sys_free(eng->cg);
         seccomp_policy_free(eng->seccomp);
         sandbox_host_free(eng->host);
-        free(eng);
+        uv_close((uv_handle_t *)&eng->refill, engine_freed);
 }
+
+static void send_kill(struct exec *e);
 
 void exec_engine_free(struct exec_engine *eng)
 {
@@ -340,15 +366,20 @@ void exec_engine_free(struct exec_engine *eng)
         if (eng == NULL)
                 return;
         eng->freeing = true;
+        uv_timer_stop(&eng->refill);
         for (e = eng->list; e != NULL; e = e->next)
-                exec_kill(e);
-        if (eng->live == 0)
+                if (!e->exit_reported)
+                        send_kill(e);
+        if (eng->children == 0)
                 engine_destroy(eng);
 }
 
 /* ---- lifecycle ---- */
 
 static void exec_finish_remove(struct exec *e);
+static void pool_unlink(struct exec *e);
+static void pool_refill(uv_timer_t *t);
+static void close_fd(int *fd);
 
 static void on_handle_closed(uv_handle_t *h)
 {
@@ -385,18 +416,24 @@ static void exec_finish_remove(struct exec *e)
         }
         if (e->pidfd >= 0)
                 close(e->pidfd);
+        close_fd(&e->ctl_fd);
         for (pp = &eng->list; *pp != NULL; pp = &(*pp)->next) {
                 if (*pp == e) {
                         *pp = e->next;
                         break;
                 }
         }
-        if (e->cb.on_remove != NULL)
-                e->cb.on_remove(e, now_us() - e->exit_us, e->ud);
+        if (e->in_pool)
+                pool_unlink(e);
+        if (e->assigned) {
+                if (e->cb.on_remove != NULL)
+                        e->cb.on_remove(e, now_us() - e->exit_us, e->ud);
+                eng->live--;
+        }
         free(e->stdin_copy);
         free(e);
-        eng->live--;
-        if (eng->freeing && eng->live == 0)
+        eng->children--;
+        if (eng->freeing && eng->children == 0)
                 engine_destroy(eng);
 }
 
@@ -470,8 +507,10 @@ static void report_exit(struct exec *e)
         r.reason = classify(e, &cs, &r);
         r.truncated = e->truncated;
         snprintf(r.error, sizeof(r.error), "%s", e->error);
-        if (e->cb.on_exit != NULL)
+        if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
+        if (e->assigned && e->eng->prewarm > 0 && !e->eng->freeing)
+                uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
         close_handle(e, (uv_handle_t *)&e->out);
         close_handle(e, (uv_handle_t *)&e->err);
         close_handle(e, (uv_handle_t *)&e->status);
@@ -503,6 +542,8 @@ static void send_kill(struct exec *e)
 {
         if (e->reaped)
                 return;
+        if (e->in_pool)
+                pool_unlink(e);
         if (e->iso == EXEC_SANDBOX) {
                 /* The init is pid 1: its death ends the whole namespace. */
                 if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
@@ -526,7 +567,7 @@ static void kill_for(struct exec *e, enum exec_reason why)
 
 int exec_kill(struct exec *e)
 {
-        if (e->reaped || e->exit_reported)
+        if (!e->assigned || e->reaped || e->exit_reported)
                 return -ESRCH;
         kill_for(e, EXEC_KILLED);
         return 0;
@@ -669,6 +710,9 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
         int fd;
 
         switch (m->kind) {
+        case SANDBOX_MSG_WAITING:
+                e->waiting = true;
+                break;
         case SANDBOX_MSG_READY:
                 e->started = true;
                 if (e->iso == EXEC_LOCAL) {
@@ -737,41 +781,15 @@ static void on_stdin_written(uv_write_t *req, int status)
         close_handle(e, (uv_handle_t *)&e->in);
 }
 
-/* ---- spawn ---- */
-
-struct spawn_fds {
-        int sync[2], status[2], out[2], err[2], in[2];
-        int ws_idmap;
-};
-
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
-static void close_spawn_fds(struct spawn_fds *f)
-{
-        close_fd(&f->sync[0]);
-        close_fd(&f->sync[1]);
-        close_fd(&f->status[0]);
-        close_fd(&f->status[1]);
-        close_fd(&f->out[0]);
-        close_fd(&f->out[1]);
-        close_fd(&f->err[0]);
-        close_fd(&f->err[1]);
-        close_fd(&f->in[0]);
-        close_fd(&f->in[1]);
-        close_fd(&f->ws_idmap);
-}
+/* ---- children and the pool ---- */
 
 /* Which host ids the sandbox runs as: the workspace owner's, never root's.
  * Root-owned workspaces get NOBODY_ID and an idmapped workspace mount. */
-static void pick_ids(const struct stat *ws, uint32_t *uid, uint32_t *gid, bool *idmap)
+static void pick_ids(enum exec_isolation iso, const struct stat *ws, uint32_t *uid, uint32_t *gid,
+                     bool *idmap)
 {
         *idmap = false;
-        if (geteuid() != 0) {
+        if (iso == EXEC_LOCAL || geteuid() != 0) {
                 *uid = geteuid();
                 *gid = getegid();
                 return;
@@ -799,7 +817,7 @@ static int open_idmapped(struct exec_engine *eng, const char *ws, char *err, siz
                 int e = errno;
                 if (fd >= 0)
                         close(fd);
-                snprintf(err, errlen, "cannot id-map the root-owned workspace %s: %s", ws,
+                snprintf(err, errlen, "cannot id-map the root-owned workspace %.200s: %s", ws,
                          strerror(e));
                 return -e;
         }
@@ -808,6 +826,9 @@ static int open_idmapped(struct exec_engine *eng, const char *ws, char *err, siz
 
 static void plan_ids(struct sandbox_plan *p)
 {
+        p->uid = SANDBOX_UID;
+        p->gid = SANDBOX_UID;
+        p->switch_ids = geteuid() == 0;
         snprintf(p->passwd, sizeof(p->passwd),
                  "root:x:0:0:root:/root:/usr/sbin/nologin\n"
                  "sandbox:x:%u:%u:sandbox:/tmp:/bin/bash\n"
@@ -817,64 +838,47 @@ static void plan_ids(struct sandbox_plan *p)
                  SANDBOX_UID);
 }
 
-static int open_pipes(struct spawn_fds *f, bool want_stdin)
+struct child_fds {
+        int ctl[2], status[2], out[2], err[2], in[2];
+        int procs[SANDBOX_MAX_PROCS_FDS];
+        int nprocs;
+};
+
+static void close_fd(int *fd)
 {
-        if (pipe2(f->sync, O_CLOEXEC) != 0 || pipe2(f->status, O_CLOEXEC) != 0 ||
-            pipe2(f->out, O_CLOEXEC) != 0 || pipe2(f->err, O_CLOEXEC) != 0)
-                return -errno;
-        if (want_stdin)
-                return pipe2(f->in, O_CLOEXEC) != 0 ? -errno : 0;
-        f->in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        return f->in[0] < 0 ? -errno : 0;
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
 }
 
-static int start_handles(struct exec *e, struct spawn_fds *f)
+static void close_child_fds(struct child_fds *f)
 {
-        uv_loop_t *loop = e->eng->loop;
-        uv_pipe_t *pipes[] = {&e->out, &e->err, &e->status};
-        int *fds[] = {&f->out[0], &f->err[0], &f->status[0]};
-        uv_read_cb cbs[] = {on_output, on_output, on_status};
-        int i, rc;
+        int *all[] = {&f->ctl[0], &f->ctl[1], &f->status[0], &f->status[1], &f->out[0],
+                      &f->out[1], &f->err[0],  &f->err[1],  &f->in[0],     &f->in[1]};
+        size_t i;
 
-        for (i = 0; i < 3; i++) {
-                uv_pipe_init(loop, pipes[i], 0);
-                pipes[i]->data = e;
-                e->open_handles++;
-                if ((rc = uv_pipe_open(pipes[i], *fds[i])) < 0)
+        for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+                close_fd(all[i]);
+        for (i = 0; i < (size_t)f->nprocs; i++)
+                close_fd(&f->procs[i]);
+        f->nprocs = 0;
+}
+
+static int open_child_fds(struct exec *e, struct child_fds *f)
+{
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
+            pipe2(f->status, O_CLOEXEC) != 0 || pipe2(f->out, O_CLOEXEC) != 0 ||
+            pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->in, O_CLOEXEC) != 0)
+                return -errno;
+        if (e->cg != NULL && cgroup_fd(e->cg) < 0) {
+                f->nprocs = cgroup_procs_fds(e->cg, f->procs, SANDBOX_MAX_PROCS_FDS);
+                if (f->nprocs < 0) {
+                        int rc = f->nprocs;
+                        f->nprocs = 0;
                         return rc;
-                *fds[i] = -1;
-                uv_read_start((uv_stream_t *)pipes[i], alloc_cb, cbs[i]);
-        }
-        e->open_streams = 3;
-        uv_poll_init(loop, &e->exit_poll, e->pidfd);
-        e->exit_poll.data = e;
-        e->open_handles++;
-        uv_poll_start(&e->exit_poll, UV_READABLE, on_exit_readable);
-        uv_timer_init(loop, &e->timeout);
-        uv_timer_init(loop, &e->stats);
-        uv_timer_init(loop, &e->grace);
-        e->timeout.data = e->stats.data = e->grace.data = e;
-        e->open_handles += 3;
-        if (e->lim.timeout_ms > 0)
-                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms, 0);
-        uv_timer_start(&e->stats, on_stats, e->eng->stats_ms, e->eng->stats_ms);
-        if (f->in[1] >= 0) {
-                uv_pipe_init(loop, &e->in, 0);
-                e->in.data = e;
-                e->open_handles++;
-                if ((rc = uv_pipe_open(&e->in, f->in[1])) < 0)
-                        return rc;
-                f->in[1] = -1;
+                }
         }
         return 0;
-}
-
-static int write_stdin(struct exec *e, size_t len)
-{
-        uv_buf_t b = uv_buf_init(e->stdin_copy, (unsigned)len);
-
-        e->in_req.data = e;
-        return uv_write(&e->in_req, (uv_stream_t *)&e->in, &b, 1, on_stdin_written);
 }
 
 static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
@@ -899,59 +903,319 @@ static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
         return pid < 0 ? -errno : pid;
 }
 
-static int make_cgroup(struct exec *e, char *err, size_t errlen)
+static int open_stream(struct exec *e, uv_pipe_t *p, int *fd, uv_read_cb cb)
 {
-        struct cgroup_limits cl = {0};
-        char name[64];
+        int rc;
 
-        if (e->eng->cg == NULL)
+        uv_pipe_init(e->eng->loop, p, 0);
+        p->data = e;
+        e->open_handles++;
+        if ((rc = uv_pipe_open(p, *fd)) < 0)
+                return rc;
+        *fd = -1;
+        if (cb != NULL) {
+                e->open_streams++;
+                uv_read_start((uv_stream_t *)p, alloc_cb, cb);
+        }
+        return 0;
+}
+
+static int start_handles(struct exec *e, struct child_fds *f)
+{
+        uv_loop_t *loop = e->eng->loop;
+        int rc;
+
+        if ((rc = open_stream(e, &e->status, &f->status[0], on_status)) < 0 ||
+            (rc = open_stream(e, &e->out, &f->out[0], on_output)) < 0 ||
+            (rc = open_stream(e, &e->err, &f->err[0], on_output)) < 0 ||
+            (rc = open_stream(e, &e->in, &f->in[1], NULL)) < 0)
+                return rc;
+        uv_poll_init(loop, &e->exit_poll, e->pidfd);
+        e->exit_poll.data = e;
+        e->open_handles++;
+        uv_poll_start(&e->exit_poll, UV_READABLE, on_exit_readable);
+        uv_timer_init(loop, &e->timeout);
+        uv_timer_init(loop, &e->stats);
+        uv_timer_init(loop, &e->grace);
+        e->timeout.data = e->stats.data = e->grace.data = e;
+        e->open_handles += 3;
+        return 0;
+}
+
+/* Makes a child that waits, in its own cgroup (and namespaces in sandbox
+ * mode), for the request that will make it an execution. */
+static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t uid, uint32_t gid,
+                     struct exec **out, char *err, size_t errlen)
+{
+        struct child_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1}, 0};
+        struct sandbox_plan plan;
+        char name[64];
+        struct exec *e = calloc(1, sizeof(*e));
+        int rc, i;
+
+        if (e == NULL)
+                return -ENOMEM;
+        e->eng = eng;
+        e->iso = iso;
+        e->uid = uid;
+        e->gid = gid;
+        e->pidfd = -1;
+        e->ctl_fd = -1;
+        if (eng->cg != NULL) {
+                snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), ++eng->next_cg);
+                if ((rc = cgroup_create(eng->cg, name, NULL, &e->cg, err, errlen)) < 0)
+                        goto fail;
+        }
+        if ((rc = open_child_fds(e, &f)) < 0) {
+                snprintf(err, errlen, "cannot create the execution's pipes: %s", strerror(-rc));
+                goto fail;
+        }
+        memset(&plan, 0, sizeof(plan));
+        plan.isolate = iso == EXEC_SANDBOX;
+        plan.host = eng->host;
+        plan.seccomp = plan.isolate ? eng->seccomp : NULL;
+        plan.ctl_fd = f.ctl[1];
+        plan.status_fd = f.status[1];
+        plan.stdin_fd = f.in[0];
+        plan.stdout_fd = f.out[1];
+        plan.stderr_fd = f.err[1];
+        for (i = 0; i < f.nprocs; i++)
+                plan.procs_fds[i] = f.procs[i];
+        plan.nprocs_fds = (unsigned)f.nprocs;
+        plan_ids(&plan);
+
+        e->pid = do_clone(e, &plan, &e->pidfd);
+        if (e->pid < 0) {
+                rc = e->pid;
+                e->pid = 0;
+                snprintf(err, errlen, "cannot create the %s: clone3: %s",
+                         plan.isolate ? "sandbox namespaces" : "child process", strerror(-rc));
+                goto fail;
+        }
+        /* The child waits for one byte: its ids must be mapped first. */
+        rc = plan.isolate ? write_id_maps(e->pid, uid, gid) : 0;
+        if (rc < 0) {
+                snprintf(err, errlen, "cannot map ids into the sandbox's user namespace: %s",
+                         strerror(-rc));
+                goto fail_child;
+        }
+        if (write(f.ctl[0], "g", 1) != 1) {
+                rc = -errno;
+                snprintf(err, errlen, "cannot release the child: %s", strerror(errno));
+                goto fail_child;
+        }
+        e->ctl_fd = f.ctl[0];
+        f.ctl[0] = -1;
+        if ((rc = start_handles(e, &f)) < 0) {
+                snprintf(err, errlen, "cannot watch the child: %s", uv_strerror(rc));
+                goto fail_child;
+        }
+        close_child_fds(&f);
+        e->next = eng->list;
+        eng->list = e;
+        eng->children++;
+        *out = e;
+        return 0;
+fail_child:
+        kill(e->pid, SIGKILL);
+        while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (e->open_handles > 0) {
+                /* Handles are registered: let the normal path release them. */
+                close_child_fds(&f);
+                e->next = eng->list;
+                eng->list = e;
+                eng->children++;
+                e->reaped = true;
+                e->open_streams = 0;
+                report_exit(e);
+                return rc;
+        }
+fail:
+        close_child_fds(&f);
+        close_fd(&e->ctl_fd);
+        if (e->pidfd >= 0)
+                close(e->pidfd);
+        if (e->cg != NULL) {
+                cgroup_kill(e->cg);
+                cgroup_destroy(e->cg);
+        }
+        free(e);
+        return rc;
+}
+
+static void pool_unlink(struct exec *e)
+{
+        struct exec **pp;
+
+        for (pp = &e->eng->pool; *pp != NULL; pp = &(*pp)->pool_next) {
+                if (*pp == e) {
+                        *pp = e->pool_next;
+                        e->in_pool = false;
+                        return;
+                }
+        }
+}
+
+static struct exec *pool_take(struct exec_engine *eng, enum exec_isolation iso, uint32_t uid,
+                              uint32_t gid)
+{
+        struct exec *e;
+        int pass;
+
+        /* Prefer a child that is already waiting over one still getting ready. */
+        for (pass = 0; pass < 2; pass++) {
+                for (e = eng->pool; e != NULL; e = e->pool_next) {
+                        if (e->iso == iso && e->uid == uid && e->gid == gid && !e->reaped &&
+                            !e->setup_failed && (pass == 1 || e->waiting)) {
+                                pool_unlink(e);
+                                return e;
+                        }
+                }
+        }
+        return NULL;
+}
+
+/* Keeps `prewarm` children waiting for the ids and mode last asked for;
+ * others are let go. Runs from a timer so a spawn never pays for it. */
+static void pool_refill(uv_timer_t *t)
+{
+        struct exec_engine *eng = t->data;
+        struct exec *e, *next;
+        unsigned have = 0;
+        char err[256];
+
+        for (e = eng->pool; e != NULL; e = next) {
+                next = e->pool_next;
+                if (e->iso == eng->want_iso && e->uid == eng->want_uid && e->gid == eng->want_gid)
+                        have++;
+                else
+                        send_kill(e);
+        }
+        while (!eng->freeing && have < eng->prewarm) {
+                if (child_new(eng, eng->want_iso, eng->want_uid, eng->want_gid, &e, err,
+                              sizeof(err)) < 0)
+                        return;
+                e->in_pool = true;
+                e->pool_next = eng->pool;
+                eng->pool = e;
+                have++;
+        }
+}
+
+static int write_stdin(struct exec *e, const char *data, size_t len)
+{
+        uv_buf_t b;
+
+        if (data == NULL) {
+                close_handle(e, (uv_handle_t *)&e->in);
                 return 0;
-        if (e->iso == EXEC_SANDBOX) {
+        }
+        e->stdin_copy = malloc(len ? len : 1);
+        if (e->stdin_copy == NULL)
+                return UV_ENOMEM;
+        memcpy(e->stdin_copy, data, len);
+        b = uv_buf_init(e->stdin_copy, (unsigned)len);
+        e->in_req.data = e;
+        return uv_write(&e->in_req, (uv_stream_t *)&e->in, &b, 1, on_stdin_written);
+}
+
+/* Makes the waiting child the execution `req`: limits, then the request. A
+ * failure from here on is reported through on_exit as setup_failed. */
+static void child_assign(struct exec *e, const struct exec_request *req, const char *cwd,
+                         bool idmap)
+{
+        struct exec_engine *eng = e->eng;
+        bool sandbox = e->iso == EXEC_SANDBOX;
+        bool use_ws = sandbox && req->ws_mode != EXEC_WS_NONE;
+        bool mem = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_MEMORY);
+        bool pids = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_PIDS);
+        struct sandbox_request r = {.argv = req->argv, .ws_tree_fd = -1,
+                                    .ws_mode = req->ws_mode};
+        struct cgroup_limits cl = {0};
+        char **envp = NULL;
+        int rc = 0;
+
+        if (sandbox && e->cg != NULL) {
                 cl.memory_bytes = e->lim.memory_bytes;
                 cl.pids = e->lim.pids;
                 cl.cpu_quota_pct = 100;
+                rc = cgroup_set_limits(e->cg, &cl, e->error, sizeof(e->error));
         }
-        snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), e->id);
-        return cgroup_create(e->eng->cg, name, &cl, &e->cg, err, errlen);
+        if (rc == 0 && (envp = env_build(sandbox, req->env_extra)) == NULL) {
+                rc = -ENOMEM;
+                snprintf(e->error, sizeof(e->error), "out of memory");
+        }
+        if (rc == 0 && use_ws && idmap) {
+                r.ws_tree_fd = open_idmapped(eng, cwd, e->error, sizeof(e->error));
+                rc = r.ws_tree_fd < 0 ? r.ws_tree_fd : 0;
+        }
+        if (rc == 0) {
+                r.envp = envp;
+                r.ws_path = !sandbox || use_ws ? cwd : NULL;
+                r.ws_keep = use_ws ? sandbox_locked_flags(cwd) : 0;
+                r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
+                if (sandbox) {
+                        r.cpu_ms = e->lim.cpu_ms;
+                        r.as_bytes = mem ? 0 : e->lim.memory_bytes;
+                        r.nproc = pids ? 0 : e->lim.pids;
+                }
+                rc = sandbox_request_send(e->ctl_fd, &r);
+                if (rc < 0)
+                        snprintf(e->error, sizeof(e->error), "cannot hand the request over: %s",
+                                 strerror(-rc));
+        }
+        if (r.ws_tree_fd >= 0)
+                close(r.ws_tree_fd);
+        env_free(envp);
+        close_fd(&e->ctl_fd);
+        if (e->lim.timeout_ms > 0)
+                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms, 0);
+        uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);
+        if (rc == 0 && (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));
+        if (rc < 0) {
+                e->setup_failed = true;
+                send_kill(e);
+        }
 }
 
 int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
                size_t errlen)
 {
-        struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
-        struct sandbox_plan plan;
         const char *ws = req->workspace != NULL ? req->workspace : ".";
+        bool sandbox = req->isolation == EXEC_SANDBOX;
+        uint64_t t0 = now_us();
         struct stat wst;
         uint32_t uid, gid;
-        bool idmap, sandbox = req->isolation == EXEC_SANDBOX;
-        bool use_ws = sandbox && req->ws_mode != EXEC_WS_NONE;
+        bool idmap;
         struct exec *e;
-        char **envp = NULL;
-        char cwd[4096];
+        char cwd[PATH_MAX];
         int rc;
 
         if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0') {
                 snprintf(err, errlen, "no command given");
                 return -EINVAL;
         }
-        if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0)
-                return rc;
-        if (stat(ws, &wst) != 0 || !S_ISDIR(wst.st_mode)) {
+        if (eng->freeing) {
+                snprintf(err, errlen, "the execution engine is shutting down");
+                return -ESHUTDOWN;
+        }
+        if (stat(ws, &wst) != 0 || !S_ISDIR(wst.st_mode) || realpath(ws, cwd) == NULL) {
                 snprintf(err, errlen, "workspace %s: %s", ws,
                          errno ? strerror(errno) : "not a directory");
                 return -ENOTDIR;
         }
-        if (realpath(ws, cwd) == NULL) {
-                snprintf(err, errlen, "workspace %s: %s", ws, strerror(errno));
-                return -errno;
-        }
-        e = calloc(1, sizeof(*e));
-        if (e == NULL)
-                return -ENOMEM;
-        e->eng = eng;
+        if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0)
+                return rc;
+        pick_ids(req->isolation, sandbox && req->ws_mode != EXEC_WS_NONE ? &wst : NULL, &uid,
+                 &gid, &idmap);
+        e = pool_take(eng, req->isolation, uid, gid);
+        if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0)
+                return rc;
+        e->assigned = true;
         e->id = ++eng->next_id;
-        e->iso = req->isolation;
         e->lim = req->limits;
         if (!sandbox) {
                 struct exec_limits only_wall = {.timeout_ms = req->limits.timeout_ms,
@@ -961,129 +1225,15 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         if (cb != NULL)
                 e->cb = *cb;
         e->ud = ud;
-        e->pidfd = -1;
-        e->t0_us = now_us();
-
-        memset(&plan, 0, sizeof(plan));
-        pick_ids(use_ws ? &wst : NULL, &uid, &gid, &idmap);
-        rc = -ENOMEM;
-        envp = env_build(sandbox, req->env_extra);
-        if (envp == NULL)
-                goto fail;
-        if (req->stdin_data != NULL) {
-                e->stdin_copy = malloc(req->stdin_len ? req->stdin_len : 1);
-                if (e->stdin_copy == NULL)
-                        goto fail;
-                memcpy(e->stdin_copy, req->stdin_data, req->stdin_len);
-        }
-        if ((rc = open_pipes(&f, req->stdin_data != NULL)) < 0) {
-                snprintf(err, errlen, "cannot create pipes: %s", strerror(-rc));
-                goto fail;
-        }
-        if (use_ws && idmap && (f.ws_idmap = open_idmapped(eng, cwd, err, errlen)) < 0) {
-                rc = f.ws_idmap;
-                f.ws_idmap = -1;
-                goto fail;
-        }
-        if ((rc = make_cgroup(e, err, errlen)) < 0)
-                goto fail;
-
-        plan.isolate = sandbox;
-        plan.host = eng->host;
-        plan.seccomp = sandbox ? eng->seccomp : NULL;
-        plan.argv = req->argv;
-        plan.envp = envp;
-        plan.sync_fd = f.sync[0];
-        plan.status_fd = f.status[1];
-        plan.stdin_fd = f.in[0];
-        plan.stdout_fd = f.out[1];
-        plan.stderr_fd = f.err[1];
-        plan.ws_path = use_ws ? cwd : NULL;
-        plan.ws_idmap_fd = f.ws_idmap;
-        plan.ws_mode = req->ws_mode;
-        plan.ws_keep = use_ws ? sandbox_locked_flags(cwd) : 0;
-        plan.local_cwd = cwd;
-        plan.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
-        if (sandbox) {
-                plan.cpu_ms = e->lim.cpu_ms;
-                if (e->cg == NULL || !(cgroup_sys_controllers(eng->cg) & CG_MEMORY))
-                        plan.as_bytes = e->lim.memory_bytes;
-                if (e->cg == NULL || !(cgroup_sys_controllers(eng->cg) & CG_PIDS))
-                        plan.nproc = e->lim.pids;
-        }
-        plan.uid = SANDBOX_UID;
-        plan.gid = SANDBOX_UID;
-        plan.switch_ids = geteuid() == 0;
-        plan_ids(&plan);
-
-        e->pid = do_clone(e, &plan, &e->pidfd);
-        if (e->pid < 0) {
-                rc = e->pid;
-                snprintf(err, errlen, "cannot create the %s: clone3: %s",
-                         sandbox ? "sandbox namespaces" : "child process", strerror(-rc));
-                e->pid = 0;
-                goto fail;
-        }
-        env_free(envp);
-        envp = NULL;
-        /* The child waits on the sync pipe until its ids and cgroup are set. */
-        rc = 0;
-        if (sandbox)
-                rc = write_id_maps(e->pid, uid, gid);
-        if (rc == 0 && e->cg != NULL && cgroup_fd(e->cg) < 0)
-                rc = cgroup_attach(e->cg, e->pid);
-        if (rc < 0) {
-                snprintf(err, errlen, "cannot set up the %s: %s",
-                         rc == -EPERM || rc == -EACCES ? "user namespace id maps"
-                                                       : "execution cgroup",
-                         strerror(-rc));
-                kill(e->pid, SIGKILL);
-                while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                goto fail;
-        }
-        if (write(f.sync[1], "g", 1) != 1) {
-                rc = -errno;
-                goto fail_killed;
-        }
-        close_fd(&f.sync[0]);
-        close_fd(&f.sync[1]);
-        close_fd(&f.status[1]);
-        close_fd(&f.out[1]);
-        close_fd(&f.err[1]);
-        close_fd(&f.in[0]);
-        close_fd(&f.ws_idmap);
-        rc = start_handles(e, &f);
-        e->next = eng->list;
-        eng->list = e;
+        e->t0_us = t0;
         eng->live++;
-        if (rc == 0 && e->stdin_copy != NULL)
-                rc = write_stdin(e, req->stdin_len);
-        close_spawn_fds(&f);
-        if (rc < 0) {
-                /* Handles are live: end through the normal path. */
-                snprintf(e->error, sizeof(e->error), "cannot watch the execution: %s",
-                         uv_strerror(rc));
-                e->setup_failed = true;
-                send_kill(e);
+        child_assign(e, req, cwd, idmap);
+        if (eng->prewarm > 0) {
+                eng->want_iso = req->isolation;
+                eng->want_uid = uid;
+                eng->want_gid = gid;
+                uv_timer_start(&eng->refill, pool_refill, 0, 0);
         }
         *out = e;
         return 0;
-fail_killed:
-        kill(e->pid, SIGKILL);
-        while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-fail:
-        close_spawn_fds(&f);
-        env_free(envp);
-        if (e->pidfd >= 0)
-                close(e->pidfd);
-        if (e->cg != NULL) {
-                cgroup_kill(e->cg);
-                cgroup_destroy(e->cg);
-        }
-        free(e->stdin_copy);
-        free(e);
-        eng->next_id--;
-        return rc < 0 ? rc : -EIO;
 }

@@ -87,6 +87,7 @@ struct exec_engine_opts {
         const char *proc_root;    /* NULL: /proc, for /proc/self/cgroup and mountinfo */
         uint32_t stats_interval_ms; /* 0: 250 */
         bool no_cgroups;          /* force the rlimit-only path */
+        unsigned prewarm; /* children kept ready for the next spawn (0: none) */
 };
 
 /* Creates the engine: detects cgroups, removes stale cgroups that dead

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -66,6 +68,7 @@ struct sandbox_host {
         struct sb_link links[SB_MAX_LINKS];
         struct sb_bind binds[SB_MAX_BINDS];
         unsigned nfiles, nlinks, nbinds;
+        unsigned long dev_keep; /* locked flags of the host's /dev */
 };
 
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
@@ -172,6 +175,7 @@ int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen)
 
         if (h == NULL)
                 return -ENOMEM;
+        h->dev_keep = sandbox_locked_flags("/dev/null");
         rc = host_add_bind(h, "/usr", true);
         for (i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && rc == 0; i++) {
                 if (lstat(top_links[i], &st) != 0)
@@ -322,7 +326,10 @@ static void populate_dev(const struct sandbox_plan *p)
 
         for (i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
                 write_file(p, devs[i] + 1, "", 0);
-                if (mount(devs[i], devs[i] + 1, NULL, MS_BIND, NULL) != 0)
+                if (mount(devs[i], devs[i] + 1, NULL, MS_BIND, NULL) != 0 ||
+                    mount(NULL, devs[i] + 1, NULL,
+                          MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC | p->host->dev_keep,
+                          NULL) != 0)
                         setup_fail(p, devs[i]);
         }
         for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
@@ -363,24 +370,24 @@ static void attach_tree(const struct sandbox_plan *p, int tree, const char *path
 
 /* `tree` is a detached copy of the workspace mount (idmapped by the parent
  * for root-owned workspaces), taken before /tmp was covered. */
-static void mount_workspace(const struct sandbox_plan *p, int tree)
+static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_request *r,
+                            int tree)
 {
         char opts[160];
-        unsigned long ro = p->ws_mode == EXEC_WS_RO ? MS_RDONLY : 0;
+        unsigned long ro = r->ws_mode == EXEC_WS_RO ? MS_RDONLY : 0;
 
         if (tree < 0)
                 return;
         if (mkdir("workspace", 0755) != 0)
                 setup_fail(p, "workspace");
-        if (p->ws_mode == EXEC_WS_OVERLAY) {
+        if (r->ws_mode == EXEC_WS_OVERLAY) {
                 static const char *const ovl[] = {".ovl", NULL};
                 static const char *const sub[] = {".ovl/u", ".ovl/w", ".ovl/l", NULL};
                 mkdirs(p, ovl);
-                mount_tmpfs(p, ".ovl", "0755", p->tmpfs_bytes);
+                mount_tmpfs(p, ".ovl", "0755", r->tmpfs_bytes);
                 mkdirs(p, sub);
                 attach_tree(p, tree, ".ovl/l");
-                snprintf(opts, sizeof(opts),
-                         "lowerdir=/tmp/.ovl/l,upperdir=/tmp/.ovl/u,workdir=/tmp/.ovl/w");
+                snprintf(opts, sizeof(opts), "lowerdir=/.ovl/l,upperdir=/.ovl/u,workdir=/.ovl/w");
                 if (mount("overlay", "workspace", "overlay", MS_NOSUID | MS_NODEV, opts) != 0)
                         setup_fail(p, "overlay workspace");
                 if (umount2(".ovl/l", MNT_DETACH) != 0 || umount2(".ovl", MNT_DETACH) != 0 ||
@@ -390,29 +397,24 @@ static void mount_workspace(const struct sandbox_plan *p, int tree)
         }
         attach_tree(p, tree, "workspace");
         if (mount(NULL, "workspace", NULL,
-                  MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | ro | p->ws_keep, NULL) != 0)
+                  MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | ro | r->ws_keep, NULL) != 0)
                 setup_fail(p, "workspace remount");
 }
 
-/* The fresh root: a tmpfs staged over /tmp in the new mount namespace
- * (host /tmp is untouched), filled, pivoted into, old root detached. */
-static void build_root(const struct sandbox_plan *p)
+/* The request-independent part of the fresh root, done while the child
+ * waits: a tmpfs staged over /tmp in the new mount namespace (the host's
+ * /tmp is untouched), filled, and pivoted into with the host's root kept at
+ * /.oldroot until the workspace has been taken from it. */
+static void build_base(const struct sandbox_plan *p)
 {
-        static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", NULL};
+        static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", ".oldroot", NULL};
         const struct sandbox_host *h = p->host;
-        int tree = p->ws_idmap_fd;
         unsigned i;
 
         if (sethostname("sandbox", 7) != 0)
                 setup_fail(p, "sethostname");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
                 setup_fail(p, "make / private");
-        if (tree < 0 && p->ws_path != NULL) {
-                tree = (int)syscall(SYS_open_tree, AT_FDCWD, p->ws_path,
-                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-                if (tree < 0)
-                        setup_fail(p, "open workspace");
-        }
         mount_tmpfs(p, "/tmp", "0755", 4u << 20);
         if (chdir("/tmp") != 0)
                 setup_fail(p, "chdir new root");
@@ -427,14 +429,30 @@ static void build_root(const struct sandbox_plan *p)
         populate_dev(p);
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
-        mount_tmpfs(p, "tmp", "1777", p->tmpfs_bytes);
-        mount_workspace(p, tree);
-        if (syscall(SYS_pivot_root, ".", ".") != 0)
+        if (syscall(SYS_pivot_root, ".", ".oldroot") != 0)
                 setup_fail(p, "pivot_root");
-        if (umount2(".", MNT_DETACH) != 0)
-                setup_fail(p, "detach old root");
         if (chdir("/") != 0)
                 setup_fail(p, "chdir /");
+}
+
+/* The request's part: /tmp at its size, the workspace taken from the old
+ * root, which is then detached for good, and the root made read-only. */
+static void finish_root(const struct sandbox_plan *p, const struct sandbox_request *r)
+{
+        char path[PATH_MAX + 16];
+        int tree = r->ws_tree_fd;
+
+        mount_tmpfs(p, "tmp", "1777", r->tmpfs_bytes);
+        if (tree < 0 && r->ws_path != NULL) {
+                snprintf(path, sizeof(path), "/.oldroot%s", r->ws_path);
+                tree = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (tree < 0)
+                        setup_fail(p, "open workspace");
+        }
+        mount_workspace(p, r, tree);
+        if (umount2(".oldroot", MNT_DETACH) != 0 || rmdir(".oldroot") != 0)
+                setup_fail(p, "detach old root");
         if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) !=
             0)
                 setup_fail(p, "remount / read-only");
@@ -470,36 +488,35 @@ static void set_limit(int res, uint64_t soft, uint64_t hard)
 }
 
 /* In the vfork child: become the command. Reports an exec failure. */
-__attribute__((noreturn)) static void run_command(const struct sandbox_plan *p)
+__attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
+                                                  const struct sandbox_request *r)
 {
-        const char *cwd = p->isolate ? (p->ws_mode == EXEC_WS_NONE ? "/tmp" : "/workspace")
-                                     : p->local_cwd;
+        const char *cwd = p->isolate ? (r->ws_path == NULL ? "/tmp" : "/workspace") : r->ws_path;
         int e;
 
         if (dup2(p->stdin_fd, 0) < 0 || dup2(p->stdout_fd, 1) < 0 || dup2(p->stderr_fd, 2) < 0)
                 goto fail;
         if (cwd != NULL && chdir(cwd) != 0)
                 goto fail;
-        if (p->cpu_ms > 0) {
-                uint64_t s = (p->cpu_ms + 999) / 1000;
+        if (r->cpu_ms > 0) {
+                uint64_t s = (r->cpu_ms + 999) / 1000;
                 set_limit(RLIMIT_CPU, s, s + 1);
         }
-        if (p->as_bytes > 0)
-                set_limit(RLIMIT_AS, p->as_bytes, p->as_bytes);
-        if (p->nproc > 0)
-                set_limit(RLIMIT_NPROC, p->nproc, p->nproc);
+        if (r->as_bytes > 0)
+                set_limit(RLIMIT_AS, r->as_bytes, r->as_bytes);
+        if (r->nproc > 0)
+                set_limit(RLIMIT_NPROC, r->nproc, r->nproc);
         if (p->isolate)
                 set_limit(RLIMIT_CORE, 0, 0);
         syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
         if (p->seccomp != NULL && (e = seccomp_policy_load(p->seccomp)) < 0) {
-                errno = -e;
-                send_msg(p->status_fd, SANDBOX_MSG_SETUP, errno, 0, "seccomp");
+                send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
                 _exit(125);
         }
-        execvpe(p->argv[0], p->argv, p->envp);
+        execvpe(r->argv[0], r->argv, r->envp);
 fail:
         e = errno;
-        send_msg(p->status_fd, SANDBOX_MSG_NOEXEC, e, 0, p->argv[0]);
+        send_msg(p->status_fd, SANDBOX_MSG_NOEXEC, e, 0, r->argv[0]);
         _exit(e == ENOENT ? 127 : 126);
 }
 
@@ -523,8 +540,249 @@ static void reset_signals(void)
         sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* Closes every descriptor but those in keep[]: a waiting child must not hold
+ * proctor's terminal or other executions' pipes, whose readers wait for EOF. */
+static void close_except(int *keep, unsigned n)
+{
+        unsigned i, j, lo = 0;
+
+        for (i = 1; i < n; i++)
+                for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+                        int t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        for (i = 0; i < n; i++) {
+                if (keep[i] < 0 || (unsigned)keep[i] < lo)
+                        continue;
+                if ((unsigned)keep[i] > lo)
+                        syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0u);
+                lo = (unsigned)keep[i] + 1;
+        }
+        syscall(SYS_close_range, lo, ~0u, 0u);
+}
+
+static void keep_plan_fds(const struct sandbox_plan *p)
+{
+        int keep[8 + SANDBOX_MAX_PROCS_FDS];
+        unsigned n = 0, i;
+
+        keep[n++] = p->ctl_fd;
+        keep[n++] = p->status_fd;
+        keep[n++] = p->stdin_fd;
+        keep[n++] = p->stdout_fd;
+        keep[n++] = p->stderr_fd;
+        for (i = 0; i < p->nprocs_fds; i++)
+                keep[n++] = p->procs_fds[i];
+        close_except(keep, n);
+}
+
+/* Joins the execution's cgroup from the inside: a v1 migration waits for an
+ * RCU grace period (milliseconds), which must stall this child, not the
+ * supervisor's loop. */
+static void join_cgroup(const struct sandbox_plan *p)
+{
+        unsigned i;
+
+        for (i = 0; i < p->nprocs_fds; i++) {
+                if (write(p->procs_fds[i], "0", 1) != 1)
+                        setup_fail(p, "join cgroup");
+                close(p->procs_fds[i]);
+        }
+        /* The cgroup namespace made at clone is rooted where the child was
+         * born; root a new one at the execution's own group. */
+        if (p->isolate && p->nprocs_fds > 0 && unshare(CLONE_NEWCGROUP) != 0)
+                setup_fail(p, "cgroup namespace");
+}
+
+struct req_hdr {
+        uint32_t magic, argc, envc, ws_mode;
+        uint64_t len, ws_keep, tmpfs_bytes, cpu_ms, as_bytes;
+        uint32_t nproc, has_ws;
+};
+
+#define REQ_MAGIC 0x70726f63u
+#define REQ_MAX   (64u << 20)
+
+static size_t strs_len(char *const *v, uint32_t *count)
+{
+        size_t n = 0;
+
+        *count = 0;
+        for (; v != NULL && *v != NULL; v++, (*count)++)
+                n += strlen(*v) + 1;
+        return n;
+}
+
+static char *strs_put(char *o, char *const *v)
+{
+        for (; v != NULL && *v != NULL; v++) {
+                size_t l = strlen(*v) + 1;
+                memcpy(o, *v, l);
+                o += l;
+        }
+        return o;
+}
+
+static int send_all(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                buf += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+int sandbox_request_send(int fd, const struct sandbox_request *r)
+{
+        struct req_hdr h = {.magic = REQ_MAGIC, .ws_mode = (uint32_t)r->ws_mode};
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } cm;
+        struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        size_t ws = r->ws_path != NULL ? strlen(r->ws_path) + 1 : 0;
+        char *payload, *o;
+        ssize_t w;
+        int rc;
+
+        h.len = strs_len(r->argv, &h.argc) + strs_len(r->envp, &h.envc) + ws;
+        if (h.len > REQ_MAX)
+                return -E2BIG;
+        h.ws_keep = r->ws_keep;
+        h.tmpfs_bytes = r->tmpfs_bytes;
+        h.cpu_ms = r->cpu_ms;
+        h.as_bytes = r->as_bytes;
+        h.nproc = r->nproc;
+        h.has_ws = r->ws_path != NULL;
+        payload = malloc(h.len ? h.len : 1);
+        if (payload == NULL)
+                return -ENOMEM;
+        o = strs_put(strs_put(payload, r->argv), r->envp);
+        if (ws > 0)
+                memcpy(o, r->ws_path, ws);
+        if (r->ws_tree_fd >= 0) {
+                struct cmsghdr *c;
+                memset(&cm, 0, sizeof(cm));
+                mh.msg_control = cm.buf;
+                mh.msg_controllen = sizeof(cm.buf);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &r->ws_tree_fd, sizeof(int));
+        }
+        do
+                w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        while (w < 0 && errno == EINTR);
+        rc = w < 0 ? -errno : send_all(fd, (char *)&h + w, sizeof(h) - (size_t)w);
+        if (rc == 0)
+                rc = send_all(fd, payload, h.len);
+        free(payload);
+        return rc;
+}
+
+static int recv_all(int fd, char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t got = recv(fd, buf, n, MSG_WAITALL);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got <= 0)
+                        return -1;
+                buf += got;
+                n -= (size_t)got;
+        }
+        return 0;
+}
+
+/* Splits count NUL-terminated strings starting at *cur into v[]. */
+static int strs_get(char **cur, char *end, char **v, uint32_t count)
+{
+        uint32_t i;
+
+        for (i = 0; i < count; i++) {
+                char *z = memchr(*cur, '\0', (size_t)(end - *cur));
+                if (z == NULL)
+                        return -1;
+                v[i] = *cur;
+                *cur = z + 1;
+        }
+        v[count] = NULL;
+        return 0;
+}
+
+/* Child side: the request lands in fresh pages (no heap here). Returns
+ * false when the parent closed the socket: the child is not needed. */
+static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r)
+{
+        struct req_hdr h;
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } cm;
+        struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cm.buf,
+                            .msg_controllen = sizeof(cm.buf)};
+        struct cmsghdr *c;
+        char **argv, **envp, *data, *cur;
+        size_t ptrs;
+        ssize_t got;
+
+        do
+                got = recvmsg(p->ctl_fd, &mh, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0)
+                return false;
+        if ((size_t)got < sizeof(h) &&
+            recv_all(p->ctl_fd, (char *)&h + got, sizeof(h) - (size_t)got) != 0)
+                return false;
+        r->ws_tree_fd = -1;
+        for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(&r->ws_tree_fd, CMSG_DATA(c), sizeof(int));
+        errno = EPROTO;
+        if (h.magic != REQ_MAGIC || h.len > REQ_MAX || h.argc == 0 || h.argc > REQ_MAX / 2 ||
+            h.envc > REQ_MAX / 2)
+                setup_fail(p, "request");
+        ptrs = ((size_t)h.argc + h.envc + 2) * sizeof(char *);
+        argv = mmap(NULL, ptrs + h.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                    0);
+        if (argv == MAP_FAILED)
+                setup_fail(p, "request memory");
+        envp = argv + h.argc + 1;
+        data = (char *)argv + ptrs;
+        if (recv_all(p->ctl_fd, data, h.len) != 0)
+                return false;
+        cur = data;
+        errno = EPROTO;
+        if (strs_get(&cur, data + h.len, argv, h.argc) != 0 ||
+            strs_get(&cur, data + h.len, envp, h.envc) != 0)
+                setup_fail(p, "request");
+        r->argv = argv;
+        r->envp = envp;
+        r->ws_path = h.has_ws ? cur : NULL;
+        r->ws_mode = (enum exec_ws_mode)h.ws_mode;
+        r->ws_keep = (unsigned long)h.ws_keep;
+        r->tmpfs_bytes = h.tmpfs_bytes;
+        r->cpu_ms = h.cpu_ms;
+        r->as_bytes = h.as_bytes;
+        r->nproc = h.nproc;
+        return true;
+}
+
 void sandbox_child(const struct sandbox_plan *p)
 {
+        struct sandbox_request r;
+        int keep_status[1] = {p->status_fd};
         char go;
         pid_t cmd;
         int st;
@@ -539,30 +797,34 @@ void sandbox_child(const struct sandbox_plan *p)
                 sigaction(SIGTERM, &sa, NULL);
                 prctl(PR_SET_PDEATHSIG, SIGTERM);
         }
-        /* The parent holds the only write end: EOF means it died. */
-        if (read(p->sync_fd, &go, 1) != 1)
+        keep_plan_fds(p);
+        /* The parent holds the only other end: EOF means it died or no
+         * longer needs this child. */
+        if (read(p->ctl_fd, &go, 1) != 1)
                 _exit(125);
-        close(p->sync_fd);
         if (setsid() < 0)
                 setup_fail(p, "setsid");
         if (p->isolate && p->switch_ids)
                 switch_ids(p);
+        join_cgroup(p);
+        if (p->isolate)
+                build_base(p);
+        send_msg(p->status_fd, SANDBOX_MSG_WAITING, 0, 0, NULL);
+        if (!recv_request(p, &r))
+                _exit(0);
+        close(p->ctl_fd);
         if (!p->isolate)
                 prctl(PR_SET_CHILD_SUBREAPER, 1);
         else
-                build_root(p);
+                finish_root(p, &r);
 
         cmd = vfork();
         if (cmd < 0)
                 setup_fail(p, "fork command");
         if (cmd == 0)
-                run_command(p);
+                run_command(p, &r);
         send_msg(p->status_fd, SANDBOX_MSG_READY, 0, cmd, NULL);
-        /* Hold nothing of the parent's: other executions wait for EOF on
-         * pipes this process inherited. */
-        if (p->status_fd > 0)
-                syscall(SYS_close_range, 0u, (unsigned)p->status_fd - 1, 0u);
-        syscall(SYS_close_range, (unsigned)p->status_fd + 1, ~0u, 0u);
+        close_except(keep_status, 1);
         for (;;) {
                 pid_t w = waitpid(-1, &st, 0);
                 if (w == cmd)

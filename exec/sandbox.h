@@ -1,7 +1,9 @@
-/* sandbox: what the cloned child does to become an execution: for sandbox
- * mode a fresh root, mounts, hostname and pivot_root; for both modes the
- * tiny init that reaps, reports and launches the command. Internal to exec/.
- * The child runs between clone and exec: raw syscalls only, no allocation. */
+/* sandbox: the child side of an execution. A child is cloned (with fresh
+ * namespaces in sandbox mode), joins its cgroup, then waits for a request:
+ * only then does it build the root, become the init and launch the command.
+ * Children can therefore be made ahead of time. Internal to exec/. The
+ * child runs between clone and exec: raw syscalls only, nothing allocates
+ * from the heap. */
 #ifndef PROCTOR_SANDBOX_H
 #define PROCTOR_SANDBOX_H
 
@@ -23,10 +25,11 @@ void sandbox_host_free(struct sandbox_host *h);
 /* Messages the child sends on the status pipe, each one write() so that
  * they stay atomic (well under PIPE_BUF). */
 enum sandbox_msg_kind {
-        SANDBOX_MSG_READY = 'R',  /* setup done; value: command pid (host view) */
-        SANDBOX_MSG_SETUP = 'E',  /* setup failed; err + text */
-        SANDBOX_MSG_NOEXEC = 'N', /* the command could not be executed; err */
-        SANDBOX_MSG_STATUS = 'X', /* the command ended; value: wait status */
+        SANDBOX_MSG_WAITING = 'W', /* in its cgroup, waiting for a request */
+        SANDBOX_MSG_READY = 'R',   /* command launched; value: its pid (own view) */
+        SANDBOX_MSG_SETUP = 'E',   /* setup failed; err + text */
+        SANDBOX_MSG_NOEXEC = 'N',  /* the command could not be executed; err */
+        SANDBOX_MSG_STATUS = 'X',  /* the command ended; value: wait status */
 };
 
 struct sandbox_msg {
@@ -37,34 +40,44 @@ struct sandbox_msg {
         char text[160];
 };
 
-/* Everything the child needs, computed by the parent before clone. */
+#define SANDBOX_MAX_PROCS_FDS 5
+
+/* What the child needs from birth, computed by the parent before clone. */
 struct sandbox_plan {
         bool isolate; /* false: local mode, only the init and the command */
         const struct sandbox_host *host;
         const struct seccomp_policy *seccomp;
-        char *const *argv;
-        char *const *envp;
-        int sync_fd;   /* read one byte before setup; EOF means give up */
+        int ctl_fd;    /* socket: one release byte, then the request */
         int status_fd; /* struct sandbox_msg out */
         int stdin_fd, stdout_fd, stderr_fd;
-        const char *ws_path; /* workspace (absolute, resolved), NULL for none */
-        int ws_idmap_fd; /* detached idmapped clone of the workspace, or -1 */
-        enum exec_ws_mode ws_mode;
-        unsigned long ws_keep; /* mount flags of the workspace to keep on remount */
-        const char *local_cwd; /* local mode working directory */
-        uint64_t tmpfs_bytes;
-        uint64_t cpu_ms;       /* RLIMIT_CPU backstop, 0: none */
-        uint64_t as_bytes;     /* RLIMIT_AS backstop when no memory cgroup */
-        uint32_t nproc;        /* RLIMIT_NPROC backstop when no pids cgroup */
-        uint32_t uid, gid;     /* inside the sandbox */
-        bool switch_ids;       /* created by root: take uid/gid, drop groups */
-        char passwd[256];      /* /etc/passwd and /etc/group lines for uid/gid */
+        int procs_fds[SANDBOX_MAX_PROCS_FDS]; /* cgroup.procs files to join */
+        unsigned nprocs_fds;
+        uint32_t uid, gid; /* inside the sandbox */
+        bool switch_ids;   /* created by root: take uid/gid, drop groups */
+        char passwd[256];  /* /etc/passwd and /etc/group for uid/gid */
         char group[128];
 };
 
-/* The child's entry point after clone: sets up and becomes the init.
- * Never returns. */
+/* One execution's specifics, sent when the command is due. */
+struct sandbox_request {
+        char *const *argv;
+        char *const *envp;
+        const char *ws_path; /* resolved; sandbox: NULL for none; local: cwd */
+        int ws_tree_fd;      /* detached (idmapped) workspace mount, or -1 */
+        enum exec_ws_mode ws_mode;
+        unsigned long ws_keep; /* mount flags of the workspace to keep */
+        uint64_t tmpfs_bytes;
+        uint64_t cpu_ms;   /* RLIMIT_CPU backstop, 0: none */
+        uint64_t as_bytes; /* RLIMIT_AS backstop when no memory cgroup */
+        uint32_t nproc;    /* RLIMIT_NPROC backstop when no pids cgroup */
+};
+
+/* The child's entry point after clone. Never returns. */
 __attribute__((noreturn)) void sandbox_child(const struct sandbox_plan *p);
+
+/* Parent side: sends the request over ctl_fd (with ws_tree_fd attached).
+ * 0 or -errno. */
+int sandbox_request_send(int ctl_fd, const struct sandbox_request *r);
 
 /* Flags (noexec, atime) that a bind of `path` made in a user namespace
  * keeps locked, so a remount must repeat them. */

@@ -11,7 +11,7 @@ VERSION := 0.1.0
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow -Wvla
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DPROCTOR_VERSION='"$(VERSION)"' \
-              -I. $(PKG_CFLAGS) $(CFLAGS)
+              -I. -Ibuild/gen $(PKG_CFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LIBS    := $(PKG_LIBS) -ldl -lm
 
@@ -45,6 +45,17 @@ build/libproctor.a: $(OBJ)
 build/asan/libproctor.a: $(ASAN_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The seccomp policy is compiled with libseccomp at build time; proctor
+# loads the generated BPF (see exec/gen/seccomp_gen.c).
+build/gen/seccomp_gen: exec/gen/seccomp_gen.c exec/seccomp.c exec/seccomp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DSECCOMP_GENERATOR -o $@ exec/gen/seccomp_gen.c exec/seccomp.c $(LIBS)
+
+build/gen/seccomp_policy.inc: build/gen/seccomp_gen
+	build/gen/seccomp_gen $@
+
+build/obj/exec/seccomp.o build/asan/exec/seccomp.o: build/gen/seccomp_policy.inc
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -85,10 +96,10 @@ run: deps proctor
 	./proctor exec --mode sandbox -- sh -c 'echo "hello from $$(hostname) as uid $$(id -u)"; ls /; ps ax'
 
 format:
-	clang-format -i $(wildcard *.c */*.c */*.h tests/*/*.c)
+	clang-format -i $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h)
 
 format-check:
-	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h tests/*/*.c) && echo "format-check: ok"
+	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h) && echo "format-check: ok"
 
 clean:
 	rm -rf build proctor

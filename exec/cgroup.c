@@ -631,6 +631,11 @@ static int apply_limits(struct cgroup *cg, const struct cgroup_limits *lim, char
                 if (!w[k].on)
                         continue;
                 int rc = limit_write(cg, w[k].ctl, w[k].file, w[k].val, w[k].optional, err, errlen);
+                /* v1 keeps memory <= memsw: raising a set limit takes memsw first */
+                if (rc == -EINVAL && k == 0 && !v2 &&
+                    (rc = limit_write(cg, CG_MEMORY, w[1].file, mem, w[1].optional, err, errlen)) ==
+                        0)
+                        rc = limit_write(cg, CG_MEMORY, w[0].file, mem, 0, err, errlen);
                 if (rc)
                         return rc;
         }
@@ -681,6 +686,31 @@ int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_
         }
         *out = cg;
         return 0;
+}
+
+int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen)
+{
+        return apply_limits(cg, lim, err, errlen);
+}
+
+int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max)
+{
+        char path[CG_NAME_MAX + 64];
+        int n = cg->sys->nhier;
+        if (n > max)
+                return -E2BIG;
+        group_file(cg, "cgroup.procs", path, sizeof path);
+        for (int i = 0; i < n; i++) {
+                fds[i] =
+                    openat(cg->sys->h[i].fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fds[i] < 0) {
+                        int rc = -errno;
+                        while (i-- > 0)
+                                close(fds[i]);
+                        return rc;
+                }
+        }
+        return n;
 }
 
 int cgroup_fd(const struct cgroup *cg)
@@ -902,35 +932,4 @@ int cgroup_sys_reap_stale(struct cgroup_sys *sys)
                 free(names);
         }
         return removed;
-}
-
-int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen)
-{
-        return apply_limits(cg, lim, err, errlen);
-}
-
-int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max)
-{
-        int n = 0;
-
-        for (int i = 0; i < cg->sys->nhier; i++) {
-                char path[CG_NAME_MAX + 16];
-                if (!(cg->live & (1u << i)))
-                        continue;
-                if (n == max) {
-                        while (n > 0)
-                                close(fds[--n]);
-                        return -E2BIG;
-                }
-                snprintf(path, sizeof path, "%s/cgroup.procs", cg->name);
-                fds[n] = openat(cg->sys->h[i].fd, path, O_WRONLY | O_CLOEXEC);
-                if (fds[n] < 0) {
-                        int rc = -errno;
-                        while (n > 0)
-                                close(fds[--n]);
-                        return rc;
-                }
-                n++;
-        }
-        return n;
 }

@@ -19,8 +19,8 @@ enum cgroup_controller {
 };
 
 struct cgroup_limits {
-        uint64_t memory_bytes; /* 0: none; swap is always limited to 0 extra */
-        uint32_t pids;         /* 0: none */
+        uint64_t memory_bytes;  /* 0: none; swap is always limited to 0 extra */
+        uint32_t pids;          /* 0: none */
         uint32_t cpu_quota_pct; /* cpu bandwidth, 100 = one core; 0: none */
 };
 
@@ -59,8 +59,7 @@ int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_
                   struct cgroup **out, char *err, size_t errlen);
 /* Writes `lim` (a zero field leaves that limit unset). Groups can be made
  * ahead of time without limits and given them when put to use. */
-int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err,
-                      size_t errlen);
+int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen);
 /* Opens the group's cgroup.procs in every hierarchy (write-only), so that a
  * child can move itself in by writing "0". Returns how many, or -errno. */
 int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max);

@@ -58,7 +58,7 @@ struct mount_attr_v1 {
 struct exec_engine {
         uv_loop_t *loop;
         struct cgroup_sys *cg;
-        struct seccomp_policy *seccomp;
+        const struct seccomp_policy *seccomp;
         struct sandbox_host *host;
         uint32_t stats_ms;
         uint64_t next_id;
@@ -337,8 +337,7 @@ static int engine_prepare_sandbox(struct exec_engine *eng, char *err, size_t err
 
         if (eng->host == NULL && (rc = sandbox_host_open(&eng->host, err, errlen)) < 0)
                 return rc;
-        if (eng->seccomp == NULL && (rc = seccomp_policy_build(&eng->seccomp, err, errlen)) < 0)
-                return rc;
+        eng->seccomp = seccomp_policy_builtin();
         return 0;
 }
 
@@ -352,7 +351,6 @@ static void engine_destroy(struct exec_engine *eng)
         if (eng->idmap_userns >= 0)
                 close(eng->idmap_userns);
         cgroup_sys_free(eng->cg);
-        seccomp_policy_free(eng->seccomp);
         sandbox_host_free(eng->host);
         uv_close((uv_handle_t *)&eng->refill, engine_freed);
 }

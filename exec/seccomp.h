@@ -4,7 +4,9 @@
 #ifndef PROCTOR_SECCOMP_H
 #define PROCTOR_SECCOMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct seccomp_policy;
 
@@ -37,5 +39,16 @@ size_t seccomp_policy_abi_counts(const struct seccomp_policy *p, struct seccomp_
 /* Sets no_new_privs and installs the filter on the calling thread. Only
  * raw syscalls: safe between clone and exec. Returns 0 or -errno. */
 int seccomp_policy_load(const struct seccomp_policy *p);
+
+/* The same policy, compiled by libseccomp when proctor was built
+ * (build/gen/seccomp_policy.inc), so that no process pays for compiling it
+ * at run time. Never freed. */
+const struct seccomp_policy *seccomp_policy_builtin(void);
+
+/* For the build: writes p as C source that defines the builtin policy. */
+int seccomp_policy_write_c(const struct seccomp_policy *p, FILE *f);
+
+/* True when both policies load the same BPF programs. */
+bool seccomp_policy_equal(const struct seccomp_policy *a, const struct seccomp_policy *b);
 
 #endif

@@ -707,6 +707,20 @@ static void test_counts(void **state)
         assert_int_equal(seccomp_policy_abi_counts(policy, abis, 1), 1);
 }
 
+/* The sandbox loads the policy compiled at build time: it must be exactly
+ * what libseccomp compiles from the source now, counts included. */
+static void test_builtin_matches(void **state)
+{
+        const struct seccomp_policy *b = seccomp_policy_builtin();
+        unsigned a1, b1, a2, b2;
+
+        assert_true(seccomp_policy_equal(policy, b));
+        seccomp_policy_counts(policy, &a1, &b1);
+        seccomp_policy_counts(b, &a2, &b2);
+        assert_int_equal(a1, a2);
+        assert_int_equal(b1, b2);
+}
+
 static int setup(void **state)
 {
         char err[256] = "";
@@ -732,6 +746,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_sh_python),    cmocka_unit_test(test_git_version),
     cmocka_unit_test(test_coreutils),    cmocka_unit_test(test_cc_and_make),
     cmocka_unit_test(test_git_commit),   cmocka_unit_test(test_counts),
+    cmocka_unit_test(test_builtin_matches),
 };
 
 int main(void)

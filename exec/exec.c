@@ -355,7 +355,7 @@ static void engine_destroy(struct exec_engine *eng)
         uv_close((uv_handle_t *)&eng->refill, engine_freed);
 }
 
-static void send_kill(struct exec *e);
+static void kill_for(struct exec *e, enum exec_reason why);
 
 void exec_engine_free(struct exec_engine *eng)
 {
@@ -367,7 +367,7 @@ void exec_engine_free(struct exec_engine *eng)
         uv_timer_stop(&eng->refill);
         for (e = eng->list; e != NULL; e = e->next)
                 if (!e->exit_reported)
-                        send_kill(e);
+                        kill_for(e, EXEC_KILLED);
         if (eng->children == 0)
                 engine_destroy(eng);
 }

@@ -1,0 +1,367 @@
+/* Tests of the exec engine API with real processes and real sandboxes:
+ * callbacks in order, stdin, many executions at once, kill during a fork
+ * bomb, the pool of children made ahead, timeouts, shutdown. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exec/exec.h"
+
+#define MAX_RUNS 32
+
+struct run {
+        char out[4096];
+        size_t nout;
+        char order[16]; /* s=start o=output t=stats x=exit r=remove */
+        size_t norder;
+        struct exec_result res;
+        bool exited, removed;
+        uint64_t exit_at_us;
+};
+
+static uint64_t now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void mark(struct run *r, char c)
+{
+        if (r->norder == 0 || r->order[r->norder - 1] != c)
+                if (r->norder + 1 < sizeof(r->order))
+                        r->order[r->norder++] = c;
+}
+
+static void on_start(struct exec *e, int pid, uint64_t setup_us, void *ud)
+{
+        assert_true(pid > 0);
+        mark(ud, 's');
+}
+
+static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_t n, void *ud)
+{
+        struct run *r = ud;
+
+        if (r->nout + n < sizeof(r->out)) {
+                memcpy(r->out + r->nout, buf, n);
+                r->nout += n;
+        }
+        mark(r, 'o');
+}
+
+static void on_stats(struct exec *e, const struct exec_stats *st, void *ud)
+{
+        mark(ud, 't');
+}
+
+static void on_exit_cb(struct exec *e, const struct exec_result *res, void *ud)
+{
+        struct run *r = ud;
+
+        r->res = *res;
+        r->exited = true;
+        r->exit_at_us = now_us();
+        mark(r, 'x');
+}
+
+static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
+{
+        struct run *r = ud;
+
+        r->removed = true;
+        mark(r, 'r');
+}
+
+static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit_cb, on_remove};
+
+struct fixture {
+        uv_loop_t loop;
+        struct exec_engine *eng;
+        char ws[64];
+};
+
+static int make_engine(void **state, unsigned prewarm)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+        struct exec_engine_opts o = {.prewarm = prewarm, .stats_interval_ms = 50};
+        char err[256];
+
+        snprintf(f->ws, sizeof(f->ws), "/tmp/proctor-test-exec.XXXXXX");
+        assert_non_null(mkdtemp(f->ws));
+        uv_loop_init(&f->loop);
+        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
+        *state = f;
+        return 0;
+}
+
+static int setup(void **state)
+{
+        return make_engine(state, 0);
+}
+
+static int setup_pool(void **state)
+{
+        return make_engine(state, 2);
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+        char cmd[128];
+
+        exec_engine_free(f->eng);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        assert_int_equal(uv_loop_close(&f->loop), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->ws);
+        assert_int_equal(system(cmd), 0);
+        free(f);
+        return 0;
+}
+
+static struct exec *spawn(struct fixture *f, enum exec_isolation iso, char **argv, struct run *r,
+                          const char *in)
+{
+        struct exec_request req = {.isolation = iso, .argv = argv, .workspace = f->ws};
+        struct exec *e = NULL;
+        char err[256];
+
+        req.limits = exec_limits_default();
+        req.limits.timeout_ms = 20000;
+        req.limits.pids = 1024;
+        if (in != NULL) {
+                req.stdin_data = in;
+                req.stdin_len = strlen(in);
+        }
+        assert_int_equal(exec_spawn(f->eng, &req, &cbs, r, &e, err, sizeof(err)), 0);
+        return e;
+}
+
+static void run_until_removed(struct fixture *f, struct run *r, int n)
+{
+        int i, done;
+
+        do {
+                uv_run(&f->loop, UV_RUN_ONCE);
+                for (done = 0, i = 0; i < n; i++)
+                        done += r[i].removed;
+        } while (done < n);
+}
+
+static void test_local_order_and_status(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sh", "-c", "echo hello; sleep 0.2; exit 3", NULL};
+        struct run r = {0};
+
+        spawn(f, EXEC_LOCAL, argv, &r, NULL);
+        run_until_removed(f, &r, 1);
+        assert_int_equal(r.res.reason, EXEC_EXITED);
+        assert_int_equal(r.res.exit_code, 3);
+        assert_int_equal(exec_result_status(&r.res), 3);
+        assert_memory_equal(r.out, "hello\n", 6);
+        /* start, output, (stats), exit, remove: never out of order */
+        assert_int_equal(r.order[0], 's');
+        assert_non_null(strchr(r.order, 'o'));
+        assert_true(strchr(r.order, 'o') < strchr(r.order, 'x'));
+        assert_int_equal(r.order[r.norder - 2], 'x');
+        assert_int_equal(r.order[r.norder - 1], 'r');
+        assert_int_equal(exec_engine_live(f->eng), 0);
+}
+
+static void test_sandbox_stdin(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sh", "-c", "tr a-z A-Z; hostname", NULL};
+        struct run r = {0};
+
+        spawn(f, EXEC_SANDBOX, argv, &r, "piped through\n");
+        run_until_removed(f, &r, 1);
+        assert_int_equal(r.res.reason, EXEC_EXITED);
+        assert_int_equal(r.res.exit_code, 0);
+        r.out[r.nout] = '\0';
+        assert_string_equal(r.out, "PIPED THROUGH\nsandbox\n");
+}
+
+static void test_many_at_once(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sh", "-c", "sleep 0.3; echo $$", NULL};
+        static struct run r[16];
+        int i;
+
+        memset(r, 0, sizeof(r));
+        for (i = 0; i < 16; i++)
+                spawn(f, i % 2 ? EXEC_SANDBOX : EXEC_LOCAL, argv, &r[i], NULL);
+        assert_int_equal(exec_engine_live(f->eng), 16);
+        run_until_removed(f, r, 16);
+        for (i = 0; i < 16; i++) {
+                assert_int_equal(r[i].res.reason, EXEC_EXITED);
+                assert_int_equal(r[i].res.exit_code, 0);
+                /* in a sandbox the shell is the init's first child: pid 2 */
+                if (i % 2)
+                        assert_memory_equal(r[i].out, "2\n", 2);
+        }
+        assert_int_equal(exec_engine_live(f->eng), 0);
+}
+
+/* No process whose command line contains marker is left on the host. */
+static int count_marked(const char *marker)
+{
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        int n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d)) != NULL) {
+                char path[300], buf[512];
+                FILE *fp;
+                size_t got, i;
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+                fp = fopen(path, "r");
+                if (fp == NULL)
+                        continue;
+                got = fread(buf, 1, sizeof(buf) - 1, fp);
+                fclose(fp);
+                for (i = 0; i < got; i++)
+                        if (buf[i] == '\0')
+                                buf[i] = ' ';
+                buf[got] = '\0';
+                n += strstr(buf, marker) != NULL;
+        }
+        closedir(d);
+        return n;
+}
+
+static uint64_t kill_sent_us;
+
+static void kill_now(uv_timer_t *t)
+{
+        kill_sent_us = now_us();
+        assert_int_equal(exec_kill(t->data), 0);
+}
+
+static void test_kill_fork_bomb(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"bash", "-c", "b() { b | b & }; b; sleep 30 # bomb-marker-7f3", NULL};
+        struct run r = {0};
+        uv_timer_t t;
+        struct exec *e = spawn(f, EXEC_SANDBOX, argv, &r, NULL);
+
+        uv_timer_init(&f->loop, &t);
+        t.data = e;
+        uv_timer_start(&t, kill_now, 300, 0);
+        run_until_removed(f, &r, 1);
+        uv_close((uv_handle_t *)&t, NULL);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        /* The limit (1024 pids) is not reached in 300 ms: the operator's kill
+         * ends the bomb, fast and completely. */
+        assert_int_equal(r.res.reason, EXEC_KILLED);
+        assert_true(kill_sent_us > 0 && r.exit_at_us >= kill_sent_us);
+        assert_true(r.exit_at_us - kill_sent_us < 1000000);
+        assert_int_equal(count_marked("bomb-marker-7f3"), 0);
+}
+
+static void test_timeout(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sleep", "30", NULL};
+        struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = argv, .workspace = f->ws};
+        struct run r = {0};
+        struct exec *e;
+        char err[256];
+
+        req.limits = exec_limits_default();
+        req.limits.timeout_ms = 300;
+        assert_int_equal(exec_spawn(f->eng, &req, &cbs, &r, &e, err, sizeof(err)), 0);
+        run_until_removed(f, &r, 1);
+        assert_int_equal(r.res.reason, EXEC_TIMEOUT);
+        assert_int_equal(exec_result_status(&r.res), 124);
+        assert_true(r.res.wall_ms >= 300 && r.res.wall_ms < 5000);
+}
+
+/* Children made ahead of time are still fresh sandboxes: nothing written
+ * by one execution outside the workspace is seen by the next. */
+static void test_pool_fresh(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sh", "-c", "ls /tmp; touch /tmp/left-behind; cat /proc/self/cgroup | "
+                                    "grep -c proctor; true",
+                        NULL};
+        struct run r[5];
+        int i;
+
+        memset(r, 0, sizeof(r));
+        for (i = 0; i < 5; i++) {
+                spawn(f, EXEC_SANDBOX, argv, &r[i], NULL);
+                run_until_removed(f, &r[i], 1);
+                assert_int_equal(r[i].res.reason, EXEC_EXITED);
+                r[i].out[r[i].nout] = '\0';
+                /* empty /tmp, and the cgroup namespace hides proctor's groups */
+                assert_string_equal(r[i].out, "0\n");
+        }
+}
+
+static void test_free_kills_running(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sleep", "30", NULL};
+        struct run r = {0};
+
+        spawn(f, EXEC_SANDBOX, argv, &r, NULL);
+        while (r.norder == 0)
+                uv_run(&f->loop, UV_RUN_ONCE);
+        exec_engine_free(f->eng);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        /* the fixture's teardown frees again: give it a fresh engine */
+        assert_int_equal(exec_engine_new(&f->loop, NULL, &f->eng, NULL, 0), 0);
+        assert_true(r.removed);
+        assert_int_equal(r.res.reason, EXEC_KILLED);
+}
+
+static void test_bad_requests(void **state)
+{
+        struct fixture *f = *state;
+        char *empty[] = {NULL};
+        char *argv[] = {"true", NULL};
+        struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = empty, .workspace = f->ws};
+        struct exec *e;
+        char err[256];
+
+        assert_int_equal(exec_spawn(f->eng, &req, &cbs, NULL, &e, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "no command"));
+        req.argv = argv;
+        req.workspace = "/nonexistent/ws";
+        assert_int_equal(exec_spawn(f->eng, &req, &cbs, NULL, &e, err, sizeof(err)), -ENOTDIR);
+        assert_non_null(strstr(err, "/nonexistent/ws"));
+        assert_int_equal(exec_engine_live(f->eng), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_local_order_and_status, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, teardown),
+                cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+        };
+        return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
+}

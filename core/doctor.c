@@ -34,8 +34,8 @@ static void run_smoke(struct smoke *s)
 {
         static const struct exec_callbacks cb = {.on_start = smoke_start, .on_exit = smoke_exit};
         char *argv[] = {"/bin/true", NULL};
-        struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = argv,
-                                   .ws_mode = EXEC_WS_NONE, .workspace = "/"};
+        struct exec_request req = {
+            .isolation = EXEC_SANDBOX, .argv = argv, .ws_mode = EXEC_WS_NONE, .workspace = "/"};
         struct exec_engine *eng;
         struct exec *e;
         uv_loop_t loop;
@@ -70,8 +70,11 @@ static json_t *controllers_json(unsigned c)
         static const struct {
                 unsigned bit;
                 const char *name;
-        } names[] = {{CG_MEMORY, "memory"}, {CG_PIDS, "pids"}, {CG_CPU, "cpu"},
-                     {CG_CPUACCT, "cpuacct"}, {CG_FREEZER, "freezer"}};
+        } names[] = {{CG_MEMORY, "memory"},
+                     {CG_PIDS, "pids"},
+                     {CG_CPU, "cpu"},
+                     {CG_CPUACCT, "cpuacct"},
+                     {CG_FREEZER, "freezer"}};
         json_t *a = json_array();
         size_t i;
 
@@ -89,27 +92,27 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
         const char *cg = r->cgroup == CGROUP_V2 ? "cgroup v2" : "cgroup v1";
         char m[96], p[96], c[96], sc[160];
 
-        snprintf(m, sizeof(m), "%s", mem ? (r->cgroup == CGROUP_V2 ? "cgroup v2 memory.max, swap 0"
-                                                                   : "cgroup v1 memory + memsw")
-                                         : "RLIMIT_AS (address space, per process)");
-        snprintf(p, sizeof(p), "%s", pids ? (r->cgroup == CGROUP_V2 ? "cgroup v2 pids.max"
-                                                                    : "cgroup v1 pids.max")
-                                          : "RLIMIT_NPROC (per user in the namespace)");
-        snprintf(c, sizeof(c), "%s%s", cpu ? cg : "", cpu ? " accounting + RLIMIT_CPU"
-                                                          : "RLIMIT_CPU (per process)");
+        snprintf(m, sizeof(m), "%s",
+                 mem ? (r->cgroup == CGROUP_V2 ? "cgroup v2 memory.max, swap 0"
+                                               : "cgroup v1 memory + memsw")
+                     : "RLIMIT_AS (address space, per process)");
+        snprintf(p, sizeof(p), "%s",
+                 pids ? (r->cgroup == CGROUP_V2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max")
+                      : "RLIMIT_NPROC (per user in the namespace)");
+        snprintf(c, sizeof(c), "%s%s", cpu ? cg : "",
+                 cpu ? " accounting + RLIMIT_CPU" : "RLIMIT_CPU (per process)");
         snprintf(sc, sizeof(sc), "allowlist: %u of %u %s syscalls blocked, foreign ABIs refused",
                  r->nabis > 0 ? r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].allowed + r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].abi : "native");
-        return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
-                         r->userns == 0 ? "user, pid, mount, net, ipc, uts, cgroup" : "unavailable",
-                         "filesystem",
-                         "tmpfs root, read-only /usr and /etc allowlist, private /tmp and /proc",
-                         "network", r->userns == 0 ? "none (empty network namespace)" : "host",
-                         "seccomp", r->seccomp_rc == 0 ? sc : "unavailable", "memory", m,
-                         "processes", p, "cpu_time", c, "wall_clock", "timer (kills the sandbox)",
-                         "stats", r->cgroup != CGROUP_NONE ? "cgroup files"
-                                                           : "/proc of the command only");
+        return json_pack(
+            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
+            r->userns == 0 ? "user, pid, mount, net, ipc, uts, cgroup" : "unavailable",
+            "filesystem", "tmpfs root, read-only /usr and /etc allowlist, private /tmp and /proc",
+            "network", r->userns == 0 ? "none (empty network namespace)" : "host", "seccomp",
+            r->seccomp_rc == 0 ? sc : "unavailable", "memory", m, "processes", p, "cpu_time", c,
+            "wall_clock", "timer (kills the sandbox)", "stats",
+            r->cgroup != CGROUP_NONE ? "cgroup files" : "/proc of the command only");
 }
 
 static json_t *advice(const struct probe_report *r, const struct smoke *s)
@@ -118,24 +121,25 @@ static json_t *advice(const struct probe_report *r, const struct smoke *s)
 
         if (r->userns != 0)
                 json_array_append_new(
-                        a, json_string("user namespaces are unavailable: enable them "
-                                       "(sysctl user.max_user_namespaces=15000, and on Debian/"
-                                       "Ubuntu kernel.unprivileged_userns_clone=1 or an AppArmor "
-                                       "profile allowing userns); sandbox mode cannot run "
-                                       "without them"));
+                    a, json_string("user namespaces are unavailable: enable them "
+                                   "(sysctl user.max_user_namespaces=15000, and on Debian/"
+                                   "Ubuntu kernel.unprivileged_userns_clone=1 or an AppArmor "
+                                   "profile allowing userns); sandbox mode cannot run "
+                                   "without them"));
         if (r->cgroup == CGROUP_NONE)
                 json_array_append_new(
-                        a, json_pack("s+", "no usable cgroup: limits fall back to rlimits and "
-                                           "stats to /proc. ",
-                                     r->cgroup_why[0] ? r->cgroup_why
-                                                      : "Run as root or in a delegated cgroup "
-                                                        "(systemd-run --user --scope -p "
-                                                        "Delegate=yes proctor ...)."));
+                    a, json_pack("s+",
+                                 "no usable cgroup: limits fall back to rlimits and "
+                                 "stats to /proc. ",
+                                 r->cgroup_why[0] ? r->cgroup_why
+                                                  : "Run as root or in a delegated cgroup "
+                                                    "(systemd-run --user --scope -p "
+                                                    "Delegate=yes proctor ...)."));
         if (r->seccomp_rc != 0)
                 json_array_append_new(a, json_string(r->seccomp_err));
         if (s->rc != 0)
-                json_array_append_new(a, json_pack("s+", "the sandbox smoke test failed: ",
-                                                   s->err));
+                json_array_append_new(a,
+                                      json_pack("s+", "the sandbox smoke test failed: ", s->err));
         return a;
 }
 
@@ -145,21 +149,21 @@ static json_t *report_json(const struct probe_report *r, const struct smoke *s)
         unsigned i;
 
         for (i = 0; i < r->nabis; i++)
-                json_array_append_new(abis, json_pack("{s:s,s:i,s:i}", "abi", r->abis[i].abi,
-                                                      "allowed", r->abis[i].allowed, "blocked",
-                                                      r->abis[i].blocked));
-        return json_pack(
-                "{s:s,s:s,s:b,s:i,s:b,s:s,s:o,s:s,s:b,s:i,s:b,s:i,s:{s:i,s:i,s:o},"
-                "s:{s:b,s:I,s:s},s:o,s:o}",
-                "version", PROCTOR_VERSION, "kernel", r->kernel, "root", r->euid == 0, "uid",
-                (int)r->euid, "user_namespaces", r->userns == 0, "cgroup_version",
-                cgroup_name(r->cgroup), "cgroup_controllers", controllers_json(r->controllers),
-                "cgroup_note", r->cgroup_why, "seccomp", r->seccomp, "landlock_abi",
-                r->landlock_abi > 0 ? r->landlock_abi : 0, "overlayfs", r->overlayfs,
-                "tiocsti_legacy", r->tiocsti_legacy, "seccomp_policy", "allowed", r->allowed,
-                "blocked", r->blocked, "abis", abis, "sandbox_smoke_test", "ok", s->rc == 0,
-                "setup_us", (json_int_t)s->setup_us, "error", s->rc == 0 ? "" : s->err,
-                "enforced", enforcement(r, s), "advice", advice(r, s));
+                json_array_append_new(abis,
+                                      json_pack("{s:s,s:i,s:i}", "abi", r->abis[i].abi, "allowed",
+                                                r->abis[i].allowed, "blocked", r->abis[i].blocked));
+        return json_pack("{s:s,s:s,s:b,s:i,s:b,s:s,s:o,s:s,s:b,s:i,s:b,s:i,s:{s:i,s:i,s:o},"
+                         "s:{s:b,s:I,s:s},s:o,s:o}",
+                         "version", PROCTOR_VERSION, "kernel", r->kernel, "root", r->euid == 0,
+                         "uid", (int)r->euid, "user_namespaces", r->userns == 0, "cgroup_version",
+                         cgroup_name(r->cgroup), "cgroup_controllers",
+                         controllers_json(r->controllers), "cgroup_note", r->cgroup_why, "seccomp",
+                         r->seccomp, "landlock_abi", r->landlock_abi > 0 ? r->landlock_abi : 0,
+                         "overlayfs", r->overlayfs, "tiocsti_legacy", r->tiocsti_legacy,
+                         "seccomp_policy", "allowed", r->allowed, "blocked", r->blocked, "abis",
+                         abis, "sandbox_smoke_test", "ok", s->rc == 0, "setup_us",
+                         (json_int_t)s->setup_us, "error", s->rc == 0 ? "" : s->err, "enforced",
+                         enforcement(r, s), "advice", advice(r, s));
 }
 
 static void print_text(const json_t *j)
@@ -176,7 +180,7 @@ static void print_text(const json_t *j)
                json_is_true(json_object_get(j, "user_namespaces")) ? "yes" : "NO");
         printf("  cgroups           %s", json_string_value(json_object_get(j, "cgroup_version")));
         json_array_foreach(json_object_get(j, "cgroup_controllers"), i, v)
-                printf("%s%s", i == 0 ? ": " : ", ", json_string_value(v));
+            printf("%s%s", i == 0 ? ": " : ", ", json_string_value(v));
         printf("\n  seccomp           %s\n",
                json_is_true(json_object_get(j, "seccomp")) ? "yes" : "NO");
         printf("  landlock ABI      %d\n",
@@ -185,17 +189,16 @@ static void print_text(const json_t *j)
                json_is_true(json_object_get(j, "overlayfs")) ? "yes" : "not loaded");
         printf("  legacy TIOCSTI    %s\n",
                json_integer_value(json_object_get(j, "tiocsti_legacy")) == 1
-                       ? "enabled on host (blocked in sandboxes by seccomp)"
-                       : "disabled");
+                   ? "enabled on host (blocked in sandboxes by seccomp)"
+                   : "disabled");
         v = json_object_get(j, "seccomp_policy");
         printf("\nseccomp policy (allowlist, default EPERM): %d blocked in all\n",
                (int)json_integer_value(json_object_get(v, "blocked")));
-        json_array_foreach(json_object_get(v, "abis"), i, a)
-                printf("  %-8s %4d allowed %4d blocked%s\n",
-                       json_string_value(json_object_get(a, "abi")),
-                       (int)json_integer_value(json_object_get(a, "allowed")),
-                       (int)json_integer_value(json_object_get(a, "blocked")),
-                       i > 0 ? " (foreign ABI: refused, process killed)" : "");
+        json_array_foreach(json_object_get(v, "abis"), i, a) printf(
+            "  %-8s %4d allowed %4d blocked%s\n", json_string_value(json_object_get(a, "abi")),
+            (int)json_integer_value(json_object_get(a, "allowed")),
+            (int)json_integer_value(json_object_get(a, "blocked")),
+            i > 0 ? " (foreign ABI: refused, process killed)" : "");
         v = json_object_get(j, "sandbox_smoke_test");
         if (json_is_true(json_object_get(v, "ok")))
                 printf("\nsandbox smoke test: ok (setup %.2f ms)\n",
@@ -205,11 +208,11 @@ static void print_text(const json_t *j)
                        json_string_value(json_object_get(v, "error")));
         printf("\nsandbox mode enforces here:\n");
         json_object_foreach(json_object_get(j, "enforced"), key, v)
-                printf("  %-12s %s\n", key, json_string_value(v));
+            printf("  %-12s %s\n", key, json_string_value(v));
         if (json_array_size(json_object_get(j, "advice")) > 0)
                 printf("\nto do:\n");
         json_array_foreach(json_object_get(j, "advice"), i, v)
-                printf("  - %s\n", json_string_value(v));
+            printf("  - %s\n", json_string_value(v));
 }
 
 int doctor_main(int argc, char **argv)

@@ -103,11 +103,10 @@ static void on_stats(struct exec *e, const struct exec_stats *st, void *ud)
 static void emit_exit(struct exec_report *r, const struct exec_result *res)
 {
         json_t *ev = json_pack("{s:I,s:s,s:i,s:i,s:I,s:I,s:I,s:b}", "exec_id", (json_int_t)r->id,
-                               "reason", exec_reason_name(res->reason), "exit_code",
-                               res->exit_code, "signal", res->signal, "wall_ms",
-                               (json_int_t)res->wall_ms, "cpu_ms", (json_int_t)res->cpu_ms,
-                               "mem_peak_bytes", (json_int_t)res->mem_peak_bytes, "truncated",
-                               res->truncated);
+                               "reason", exec_reason_name(res->reason), "exit_code", res->exit_code,
+                               "signal", res->signal, "wall_ms", (json_int_t)res->wall_ms, "cpu_ms",
+                               (json_int_t)res->cpu_ms, "mem_peak_bytes",
+                               (json_int_t)res->mem_peak_bytes, "truncated", res->truncated);
 
         if (res->error[0] != '\0')
                 json_object_set_new(ev, "error", json_string(res->error));
@@ -141,11 +140,11 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
 }
 
 static const struct exec_callbacks report_cbs = {
-        .on_start = on_start,
-        .on_output = on_output,
-        .on_stats = on_stats,
-        .on_exit = on_exit_cb,
-        .on_remove = on_remove,
+    .on_start = on_start,
+    .on_output = on_output,
+    .on_stats = on_stats,
+    .on_exit = on_exit_cb,
+    .on_remove = on_remove,
 };
 
 int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exec_request *req,

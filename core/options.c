@@ -10,18 +10,18 @@
 #include "core/units.h"
 
 const char options_help[] =
-        "  --mode local|sandbox        where tools run (env TOOL_EXECUTION_MODE; default local)\n"
-        "  --workspace DIR             the directory tools work in (default: current)\n"
-        "  --workspace-mode MODE       sandbox view of it: rw, ro, overlay (writes discarded),\n"
-        "                              none (default rw)\n"
-        "  --memory SIZE               memory limit per execution (default 512M)\n"
-        "  --cpu-time SECS             CPU time limit per execution (default 5)\n"
-        "  --timeout SECS              wall-clock limit per execution (default 120)\n"
-        "  --pids N                    process limit per execution (default 128)\n"
-        "  --tmpfs SIZE                size of the sandbox's /tmp (default 64M)\n"
-        "  --output-limit SIZE         output kept per execution (default 1M)\n"
-        "  --json                      print events as JSON lines on stdout\n"
-        "  -h, --help                  show this help\n";
+    "  --mode local|sandbox        where tools run (env TOOL_EXECUTION_MODE; default local)\n"
+    "  --workspace DIR             the directory tools work in (default: current)\n"
+    "  --workspace-mode MODE       sandbox view of it: rw, ro, overlay (writes discarded),\n"
+    "                              none (default rw)\n"
+    "  --memory SIZE               memory limit per execution (default 512M)\n"
+    "  --cpu-time SECS             CPU time limit per execution (default 5)\n"
+    "  --timeout SECS              wall-clock limit per execution (default 120)\n"
+    "  --pids N                    process limit per execution (default 128)\n"
+    "  --tmpfs SIZE                size of the sandbox's /tmp (default 64M)\n"
+    "  --output-limit SIZE         output kept per execution (default 1M)\n"
+    "  --json                      print events as JSON lines on stdout\n"
+    "  -h, --help                  show this help\n";
 
 void options_defaults(struct options *o)
 {
@@ -63,26 +63,26 @@ struct opt {
 #define OFF(f) offsetof(struct options, f)
 
 static const struct opt opts[] = {
-        {"mode", O_MODE, OFF(mode)},
-        {"model", O_STR, OFF(model)},
-        {"base-url", O_STR, OFF(base_url)},
-        {"config", O_STR, OFF(config)},
-        {"workspace", O_STR, OFF(workspace)},
-        {"workspace-mode", O_WSMODE, OFF(ws_mode)},
-        {"memory", O_SIZE, OFF(limits.memory_bytes)},
-        {"cpu-time", O_SECS, OFF(limits.cpu_ms)},
-        {"timeout", O_SECS, OFF(limits.timeout_ms)},
-        {"pids", O_COUNT, OFF(limits.pids)},
-        {"tmpfs", O_SIZE, OFF(limits.tmpfs_bytes)},
-        {"output-limit", O_SIZE, OFF(limits.output_bytes)},
-        {"max-iterations", O_COUNT, OFF(max_iterations)},
-        {"trace", O_STR, OFF(trace)},
-        {"theme", O_STR, OFF(theme)},
-        {"speed", O_STR, OFF(speed)},
-        {"no-color", O_FLAG, OFF(no_color)},
-        {"json", O_FLAG, OFF(json)},
-        {"summary", O_FLAG, OFF(summary)},
-        {"help", O_FLAG, OFF(help)},
+    {"mode", O_MODE, OFF(mode)},
+    {"model", O_STR, OFF(model)},
+    {"base-url", O_STR, OFF(base_url)},
+    {"config", O_STR, OFF(config)},
+    {"workspace", O_STR, OFF(workspace)},
+    {"workspace-mode", O_WSMODE, OFF(ws_mode)},
+    {"memory", O_SIZE, OFF(limits.memory_bytes)},
+    {"cpu-time", O_SECS, OFF(limits.cpu_ms)},
+    {"timeout", O_SECS, OFF(limits.timeout_ms)},
+    {"pids", O_COUNT, OFF(limits.pids)},
+    {"tmpfs", O_SIZE, OFF(limits.tmpfs_bytes)},
+    {"output-limit", O_SIZE, OFF(limits.output_bytes)},
+    {"max-iterations", O_COUNT, OFF(max_iterations)},
+    {"trace", O_STR, OFF(trace)},
+    {"theme", O_STR, OFF(theme)},
+    {"speed", O_STR, OFF(speed)},
+    {"no-color", O_FLAG, OFF(no_color)},
+    {"json", O_FLAG, OFF(json)},
+    {"summary", O_FLAG, OFF(summary)},
+    {"help", O_FLAG, OFF(help)},
 };
 
 static int set_value(struct options *o, const struct opt *op, const char *v, char *err,
@@ -117,8 +117,8 @@ static int set_value(struct options *o, const struct opt *op, const char *v, cha
                         *(uint64_t *)base = n;
                         return 0;
                 }
-                snprintf(err, errlen, "--%s: bad size '%s' (examples: 512M, 64MiB, 1G)",
-                         op->name, v);
+                snprintf(err, errlen, "--%s: bad size '%s' (examples: 512M, 64MiB, 1G)", op->name,
+                         v);
                 return -EINVAL;
         case O_SECS:
                 if (units_parse_duration(v, &n) == 0 && n > 0) {
@@ -130,7 +130,7 @@ static int set_value(struct options *o, const struct opt *op, const char *v, cha
                 return -EINVAL;
         case O_COUNT:
                 if (units_parse_uint(v, op->off == OFF(limits.pids) ? 4194304 : 1000000000, &n) ==
-                            0 &&
+                        0 &&
                     n > 0) {
                         if (op->off == OFF(limits.pids))
                                 *(uint32_t *)base = (uint32_t)n;

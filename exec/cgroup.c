@@ -199,9 +199,9 @@ static bool parse_keyed(const char *buf, const char *key, uint64_t *out)
         return false;
 }
 
-/* One stat: the whole file (key NULL) or one key of it. A missing file or a
- * value that does not parse leaves 0; only -ENOENT-like absence is reported
- * so callers can learn that an optional file does not exist. */
+/* One stat: the whole file (key NULL) or one key of it. *v is 0 unless this
+ * returns 0; -errno says the file could not be read (callers learn that an
+ * optional file is absent), -EINVAL that its content did not parse. */
 static int stat_read(const struct cgroup *cg, int i, const char *file, const char *key, uint64_t *v)
 {
         *v = 0;
@@ -737,8 +737,8 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
         memset(st, 0, sizeof *st);
         /* v2 has one directory, with cpu.stat even when the cpu controller is off */
         bool v2 = sys->version == CGROUP_V2;
-        int mem = v2 ? 0 : hier_of(sys, CG_MEMORY);
-        int pid = v2 ? 0 : hier_of(sys, CG_PIDS);
+        int mem_h = v2 ? 0 : hier_of(sys, CG_MEMORY);
+        int pids_h = v2 ? 0 : hier_of(sys, CG_PIDS);
         if (v2) {
                 stat_read(cg, 0, "cpu.stat", "usage_usec", &st->cpu_ns);
                 st->cpu_ns *= 1000;
@@ -753,18 +753,29 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
                 stat_read(cg, 0, "memory.events", "oom_kill", &st->oom_kills);
         } else {
                 stat_read(cg, hier_of(sys, CG_CPUACCT), "cpuacct.usage", NULL, &st->cpu_ns);
-                stat_read(cg, mem, "memory.usage_in_bytes", NULL, &st->mem_bytes);
-                stat_read(cg, mem, "memory.max_usage_in_bytes", NULL, &st->mem_peak_bytes);
-                stat_read(cg, mem, "memory.oom_control", "oom_kill", &st->oom_kills);
+                stat_read(cg, mem_h, "memory.usage_in_bytes", NULL, &st->mem_bytes);
+                stat_read(cg, mem_h, "memory.max_usage_in_bytes", NULL, &st->mem_peak_bytes);
+                stat_read(cg, mem_h, "memory.oom_control", "oom_kill", &st->oom_kills);
         }
-        stat_read(cg, pid, "pids.current", NULL, &pids);
+        stat_read(cg, pids_h, "pids.current", NULL, &pids);
         st->pids = pids > UINT32_MAX ? UINT32_MAX : (uint32_t)pids;
-        stat_read(cg, pid, "pids.events", "max", &st->pids_denied);
+        stat_read(cg, pids_h, "pids.events", "max", &st->pids_denied);
         return 0;
 }
 
+/* SIGKILLs the pid on one line of cgroup.procs; 1 if the line named one. */
+static int kill_line(const char *line)
+{
+        uint64_t pid;
+        if (!parse_u64(line, &pid) || pid <= 1 || pid > INT_MAX || (pid_t)pid == getpid())
+                return 0;
+        kill((pid_t)pid, SIGKILL);
+        return 1;
+}
+
 /* SIGKILLs every pid listed in the group's cgroup.procs in hierarchy i;
- * returns how many were listed (gone or not), or -errno. */
+ * returns how many were listed (gone or not), or -errno. The list is read
+ * in chunks because a large group's does not fit one buffer. */
 static int kill_pass(const struct cgroup *cg, int i)
 {
         char path[CG_NAME_MAX + 64], buf[4096];
@@ -774,31 +785,21 @@ static int kill_pass(const struct cgroup *cg, int i)
                 return -errno;
         int listed = 0;
         size_t have = 0;
-        for (;;) {
-                ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0 && have == 0)
-                        break;
+        ssize_t n;
+        do {
+                while ((n = read(fd, buf + have, sizeof buf - 1 - have)) < 0 && errno == EINTR)
+                        ;
                 have += n > 0 ? (size_t)n : 0;
                 buf[have] = '\0';
                 char *line = buf, *nl;
-                while ((nl = strchr(line, '\n')) || (n <= 0 && *line)) {
-                        uint64_t pid;
-                        if (nl)
-                                *nl = '\0';
-                        if (parse_u64(line, &pid) && pid > 1 && pid <= INT_MAX &&
-                            (pid_t)pid != getpid()) {
-                                kill((pid_t)pid, SIGKILL);
-                                listed++;
-                        }
-                        line = nl ? nl + 1 : line + strlen(line);
+                for (; (nl = strchr(line, '\n')); line = nl + 1) {
+                        *nl = '\0';
+                        listed += kill_line(line);
                 }
-                have = (size_t)(buf + have - line);
-                memmove(buf, line, have);
-                if (n <= 0 || have == sizeof buf - 1)
-                        break;
-        }
+                have = strlen(line); /* a partial line waits for the next chunk */
+                memmove(buf, line, have + 1);
+        } while (n > 0 && have < sizeof buf - 1);
+        listed += kill_line(buf); /* a last line without a newline */
         close(fd);
         return listed;
 }
@@ -829,7 +830,8 @@ int cgroup_kill(struct cgroup *cg)
                 if (missing(rc))
                         sys->skip |= SKIP_KILL;
         }
-        /* freeze first so nothing forks between reading the pids and killing */
+        /* freeze first so nothing forks between reading the pids and killing;
+         * without a freezer the pids come from the first hierarchy */
         int i = v2 ? 0 : hier_of(sys, CG_FREEZER);
         const struct freezer *fz = i < 0 ? NULL : v2 ? &freezer_v2 : &freezer_v1;
         i = i < 0 ? 0 : i;

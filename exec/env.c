@@ -10,13 +10,21 @@
 extern char **environ;
 
 static const char *const secret_exact[] = {
-        "PROCTOR_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
-        "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY",
+    "PROCTOR_API_KEY",
+    "OPENAI_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GOOGLE_API_KEY",
+    "AZURE_OPENAI_API_KEY",
 };
 
-static const char *const secret_parts[] = {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD",
-                                           "PASSWD", "CREDENTIAL", "PRIVATE_KEY"};
+static const char *const secret_parts[] = {"API_KEY",  "APIKEY", "TOKEN",      "SECRET",
+                                           "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY"};
 
 /* Host variables a sandbox may inherit when set (values are harmless). */
 static const char *const sandbox_pass[] = {"LANG", "LC_ALL", "LC_CTYPE", "TZ"};

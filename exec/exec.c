@@ -47,8 +47,8 @@
 #define EXIT_GRACE_MS 200    /* wait for pipes after the init is gone */
 
 struct clone_args_v2 {
-        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
-                set_tid, set_tid_size, cgroup;
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+            set_tid_size, cgroup;
 };
 
 struct mount_attr_v1 {
@@ -64,9 +64,9 @@ struct exec_engine {
         uint64_t next_id;
         unsigned live;
         bool freeing;
-        int idmap_userns; /* userns mapping on-disk root to NOBODY_ID, or -1 */
-        struct exec *list;  /* every child, waiting or assigned */
-        unsigned children;  /* length of list */
+        int idmap_userns;  /* userns mapping on-disk root to NOBODY_ID, or -1 */
+        struct exec *list; /* every child, waiting or assigned */
+        unsigned children; /* length of list */
         uint64_t next_cg;
         /* Children made ahead of time for the next spawn (see pool_refill). */
         struct exec *pool;
@@ -92,7 +92,7 @@ struct exec {
         uint32_t uid, gid; /* host ids the child runs as */
         int ctl_fd;        /* request socket, until the request is sent */
 
-        pid_t pid; /* the init, host view */
+        pid_t pid;     /* the init, host view */
         pid_t cmd_pid; /* the command, host view, 0 until known */
         int pidfd;
         struct cgroup *cg;
@@ -122,17 +122,17 @@ struct exec {
 };
 
 static const char *const reason_names[] = {
-        [EXEC_EXITED] = "exited",         [EXEC_SIGNALED] = "signaled",
-        [EXEC_TIMEOUT] = "timeout",       [EXEC_OOM] = "oom",
-        [EXEC_CPU_LIMIT] = "cpu_limit",   [EXEC_PIDS_LIMIT] = "pids_limit",
-        [EXEC_KILLED] = "killed",         [EXEC_SETUP_FAILED] = "setup_failed",
+    [EXEC_EXITED] = "exited",       [EXEC_SIGNALED] = "signaled",
+    [EXEC_TIMEOUT] = "timeout",     [EXEC_OOM] = "oom",
+    [EXEC_CPU_LIMIT] = "cpu_limit", [EXEC_PIDS_LIMIT] = "pids_limit",
+    [EXEC_KILLED] = "killed",       [EXEC_SETUP_FAILED] = "setup_failed",
 };
 
 static const char *const ws_names[] = {
-        [EXEC_WS_RW] = "rw",
-        [EXEC_WS_RO] = "ro",
-        [EXEC_WS_OVERLAY] = "overlay",
-        [EXEC_WS_NONE] = "none",
+    [EXEC_WS_RW] = "rw",
+    [EXEC_WS_RO] = "ro",
+    [EXEC_WS_OVERLAY] = "overlay",
+    [EXEC_WS_NONE] = "none",
 };
 
 const char *exec_reason_name(enum exec_reason r)
@@ -173,12 +173,12 @@ int exec_ws_mode_parse(const char *s, enum exec_ws_mode *out)
 struct exec_limits exec_limits_default(void)
 {
         struct exec_limits l = {
-                .memory_bytes = 512ull << 20,
-                .cpu_ms = 5000,
-                .timeout_ms = 120000,
-                .pids = 128,
-                .tmpfs_bytes = 64ull << 20,
-                .output_bytes = 1ull << 20,
+            .memory_bytes = 512ull << 20,
+            .cpu_ms = 5000,
+            .timeout_ms = 120000,
+            .pids = 128,
+            .tmpfs_bytes = 64ull << 20,
+            .output_bytes = 1ull << 20,
         };
         return l;
 }
@@ -315,9 +315,9 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         if (o == NULL || !o->no_cgroups) {
                 snprintf(selfcg, sizeof(selfcg), "%s/self/cgroup",
                          o != NULL && o->proc_root ? o->proc_root : "/proc");
-                rc = cgroup_sys_open(o != NULL && o->cgroup_root ? o->cgroup_root
-                                                                 : "/sys/fs/cgroup",
-                                     selfcg, &eng->cg, why, sizeof(why));
+                rc =
+                    cgroup_sys_open(o != NULL && o->cgroup_root ? o->cgroup_root : "/sys/fs/cgroup",
+                                    selfcg, &eng->cg, why, sizeof(why));
                 if (rc < 0 || cgroup_sys_version(eng->cg) == CGROUP_NONE) {
                         cgroup_sys_free(eng->cg);
                         eng->cg = NULL;
@@ -640,7 +640,7 @@ static void on_stats(uv_timer_t *t)
                 proc_stats(e, &cs);
         if (e->last_sample_us != 0 && now > e->last_sample_us && cs.cpu_ns >= e->last_cpu_ns)
                 e->last.cpu_pct =
-                        (double)(cs.cpu_ns - e->last_cpu_ns) / 10.0 / (double)(now - e->last_sample_us);
+                    (double)(cs.cpu_ns - e->last_cpu_ns) / 10.0 / (double)(now - e->last_sample_us);
         e->last_cpu_ns = cs.cpu_ns;
         e->last_sample_us = now;
         e->last.cpu_ms = cs.cpu_ns / 1000000u;
@@ -688,9 +688,8 @@ static void on_output(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         }
         take = (size_t)n;
         if (e->lim.output_bytes > 0) {
-                uint64_t room = e->out_bytes < e->lim.output_bytes
-                                        ? e->lim.output_bytes - e->out_bytes
-                                        : 0;
+                uint64_t room =
+                    e->out_bytes < e->lim.output_bytes ? e->lim.output_bytes - e->out_bytes : 0;
                 if (take > room) {
                         take = (size_t)room;
                         e->truncated = true;
@@ -852,7 +851,7 @@ static void close_fd(int *fd)
 static void close_child_fds(struct child_fds *f)
 {
         int *all[] = {&f->ctl[0], &f->ctl[1], &f->status[0], &f->status[1], &f->out[0],
-                      &f->out[1], &f->err[0],  &f->err[1],  &f->in[0],     &f->in[1]};
+                      &f->out[1], &f->err[0], &f->err[1],    &f->in[0],     &f->in[1]};
         size_t i;
 
         for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -1128,8 +1127,7 @@ static void child_assign(struct exec *e, const struct exec_request *req, const c
         bool use_ws = sandbox && req->ws_mode != EXEC_WS_NONE;
         bool mem = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_MEMORY);
         bool pids = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_PIDS);
-        struct sandbox_request r = {.argv = req->argv, .ws_tree_fd = -1,
-                                    .ws_mode = req->ws_mode};
+        struct sandbox_request r = {.argv = req->argv, .ws_tree_fd = -1, .ws_mode = req->ws_mode};
         struct cgroup_limits cl = {0};
         char **envp = NULL;
         int rc = 0;
@@ -1207,8 +1205,8 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         }
         if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0)
                 return rc;
-        pick_ids(req->isolation, sandbox && req->ws_mode != EXEC_WS_NONE ? &wst : NULL, &uid,
-                 &gid, &idmap);
+        pick_ids(req->isolation, sandbox && req->ws_mode != EXEC_WS_NONE ? &wst : NULL, &uid, &gid,
+                 &idmap);
         e = pool_take(eng, req->isolation, uid, gid);
         if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0)
                 return rc;

@@ -51,15 +51,15 @@ struct exec_result {
         uint64_t wall_ms;
         uint64_t cpu_ms;
         uint64_t mem_peak_bytes;
-        bool truncated; /* output exceeded limits.output_bytes */
+        bool truncated;  /* output exceeded limits.output_bytes */
         char error[256]; /* setup_failed: why, for a person */
 };
 
 struct exec_request {
         enum exec_isolation isolation;
-        char *const *argv; /* argv[0] resolved through PATH in the target */
-        const char *workspace;      /* host directory; NULL: current directory */
-        enum exec_ws_mode ws_mode;  /* sandbox only */
+        char *const *argv;         /* argv[0] resolved through PATH in the target */
+        const char *workspace;     /* host directory; NULL: current directory */
+        enum exec_ws_mode ws_mode; /* sandbox only */
         struct exec_limits limits;
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
@@ -73,8 +73,7 @@ struct exec;
  * released. `exec` stays valid until on_remove returns. */
 struct exec_callbacks {
         void (*on_start)(struct exec *e, int pid, uint64_t setup_us, void *ud);
-        void (*on_output)(struct exec *e, enum exec_stream s, const char *buf, size_t n,
-                          void *ud);
+        void (*on_output)(struct exec *e, enum exec_stream s, const char *buf, size_t n, void *ud);
         void (*on_stats)(struct exec *e, const struct exec_stats *st, void *ud);
         void (*on_exit)(struct exec *e, const struct exec_result *r, void *ud);
         void (*on_remove)(struct exec *e, uint64_t teardown_us, void *ud);
@@ -83,11 +82,11 @@ struct exec_callbacks {
 struct exec_engine;
 
 struct exec_engine_opts {
-        const char *cgroup_root;  /* NULL: /sys/fs/cgroup (tests pass a fake tree) */
-        const char *proc_root;    /* NULL: /proc, for /proc/self/cgroup and mountinfo */
+        const char *cgroup_root;    /* NULL: /sys/fs/cgroup (tests pass a fake tree) */
+        const char *proc_root;      /* NULL: /proc, for /proc/self/cgroup and mountinfo */
         uint32_t stats_interval_ms; /* 0: 250 */
-        bool no_cgroups;          /* force the rlimit-only path */
-        unsigned prewarm; /* children kept ready for the next spawn (0: none) */
+        bool no_cgroups;            /* force the rlimit-only path */
+        unsigned prewarm;           /* children kept ready for the next spawn (0: none) */
 };
 
 /* Creates the engine: detects cgroups, removes stale cgroups that dead

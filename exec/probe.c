@@ -81,8 +81,7 @@ void probe_host(struct probe_report *r)
 
         memset(r, 0, sizeof(*r));
         if (uname(&u) == 0)
-                snprintf(r->kernel, sizeof(r->kernel), "%s %s %s", u.sysname, u.release,
-                         u.machine);
+                snprintf(r->kernel, sizeof(r->kernel), "%s %s %s", u.sysname, u.release, u.machine);
         r->euid = (unsigned)geteuid();
         r->userns = try_userns();
         if (cgroup_sys_open("/sys/fs/cgroup", "/proc/self/cgroup", &cg, r->cgroup_why,

@@ -13,15 +13,15 @@
 struct probe_report {
         char kernel[200];
         unsigned euid;
-        int userns;           /* 0 usable, else -errno of the attempt */
+        int userns; /* 0 usable, else -errno of the attempt */
         enum cgroup_version cgroup;
         unsigned controllers; /* enum cgroup_controller bits */
         char cgroup_why[256]; /* why not (more) cgroups */
         bool seccomp;         /* seccomp filters supported */
         int landlock_abi;     /* >0 ABI version, else -errno */
         bool overlayfs;
-        int tiocsti_legacy;   /* dev.tty.legacy_tiocsti, -1 unknown */
-        int seccomp_rc;       /* building the policy: 0 or -errno */
+        int tiocsti_legacy; /* dev.tty.legacy_tiocsti, -1 unknown */
+        int seccomp_rc;     /* building the policy: 0 or -errno */
         char seccomp_err[256];
         struct seccomp_abi_count abis[SECCOMP_MAX_ABIS];
         unsigned nabis;

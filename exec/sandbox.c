@@ -57,8 +57,8 @@ struct sb_link {
 };
 
 struct sb_bind {
-        char src[48];  /* absolute host path */
-        char path[48]; /* relative to the new root */
+        char src[48];       /* absolute host path */
+        char path[48];      /* relative to the new root */
         unsigned long keep; /* locked flags of the source mount to keep */
         bool is_dir;
 };
@@ -74,13 +74,12 @@ struct sandbox_host {
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
  * are written per sandbox instead. Anything else in /etc stays invisible. */
 static const char *const etc_allow[] = {
-        "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-        "/etc/localtime",   "/etc/timezone",   "/etc/nsswitch.conf", "/etc/bash.bashrc",
-        "/etc/profile",     "/etc/inputrc",    "/etc/os-release",    "/etc/debian_version",
-        "/etc/shells",      "/etc/protocols",  "/etc/services",      "/etc/mime.types",
-        "/etc/python3",     "/etc/python3.11", "/etc/python3.12",    "/etc/python3.13",
-        "/etc/gitconfig",   "/etc/magic",      "/etc/locale.alias",
-        "/etc/environment",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",  "/etc/alternatives",
+    "/etc/localtime",   "/etc/timezone",   "/etc/nsswitch.conf", "/etc/bash.bashrc",
+    "/etc/profile",     "/etc/inputrc",    "/etc/os-release",    "/etc/debian_version",
+    "/etc/shells",      "/etc/protocols",  "/etc/services",      "/etc/mime.types",
+    "/etc/python3",     "/etc/python3.11", "/etc/python3.12",    "/etc/python3.13",
+    "/etc/gitconfig",   "/etc/magic",      "/etc/locale.alias",  "/etc/environment",
 };
 
 static const char *const top_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
@@ -272,8 +271,7 @@ __attribute__((noreturn)) static void setup_fail(const struct sandbox_plan *p, c
         _exit(125);
 }
 
-static void write_file(const struct sandbox_plan *p, const char *path, const char *data,
-                       size_t len)
+static void write_file(const struct sandbox_plan *p, const char *path, const char *data, size_t len)
 {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -318,9 +316,11 @@ static void populate_dev(const struct sandbox_plan *p)
         static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
                                            "/dev/urandom"};
         static const char *const links[][2] = {
-                {"/proc/self/fd", "dev/fd"},   {"/proc/self/fd/0", "dev/stdin"},
-                {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"},
-                {"/tmp", "dev/shm"},
+            {"/proc/self/fd", "dev/fd"},
+            {"/proc/self/fd/0", "dev/stdin"},
+            {"/proc/self/fd/1", "dev/stdout"},
+            {"/proc/self/fd/2", "dev/stderr"},
+            {"/tmp", "dev/shm"},
         };
         size_t i;
 
@@ -370,8 +370,7 @@ static void attach_tree(const struct sandbox_plan *p, int tree, const char *path
 
 /* `tree` is a detached copy of the workspace mount (idmapped by the parent
  * for root-owned workspaces), taken before /tmp was covered. */
-static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_request *r,
-                            int tree)
+static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_request *r, int tree)
 {
         char opts[160];
         unsigned long ro = r->ws_mode == EXEC_WS_RO ? MS_RDONLY : 0;
@@ -420,8 +419,7 @@ static void build_base(const struct sandbox_plan *p)
                 setup_fail(p, "chdir new root");
         mkdirs(p, dirs);
         for (i = 0; i < h->nbinds; i++)
-                bind_ro(p, h->binds[i].src, h->binds[i].path, h->binds[i].keep,
-                        h->binds[i].is_dir);
+                bind_ro(p, h->binds[i].src, h->binds[i].path, h->binds[i].keep, h->binds[i].is_dir);
         for (i = 0; i < h->nlinks; i++)
                 if (symlink(h->links[i].target, h->links[i].path) != 0)
                         setup_fail(p, h->links[i].path);
@@ -754,8 +752,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
             h.envc > REQ_MAX / 2)
                 setup_fail(p, "request");
         ptrs = ((size_t)h.argc + h.envc + 2) * sizeof(char *);
-        argv = mmap(NULL, ptrs + h.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                    0);
+        argv = mmap(NULL, ptrs + h.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (argv == MAP_FAILED)
                 setup_fail(p, "request memory");
         envp = argv + h.argc + 1;

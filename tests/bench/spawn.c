@@ -1,11 +1,23 @@
 /* spawn: spawn-to-reap wall time of /bin/true from one running process, four
  * ways, interleaved round-robin (the starting variant rotates every round)
  * so that machine noise hits them all alike:
- *   bare     posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK) + execve) + waitpid
+ *   bare     vfork + execve + waitpid (the fastest honest bare spawn here:
+ *            posix_spawn is the same clone(CLONE_VM|CLONE_VFORK) plus signal
+ *            bookkeeping, a few percent slower; -B posix to use it instead)
  *   local    exec_spawn, EXEC_LOCAL, loop run until on_remove
  *   sandbox  exec_spawn, EXEC_SANDBOX, default limits, workspace rw
- *   bwrap    posix_spawn of bwrap --unshare-all with the mounts proctor builds
- * Usage: spawn [-n ROUNDS] [-w WARMUP] [-W WORKSPACE] [-u UID] [-B posix|vfork]
+ *   bwrap    vfork + execve of bwrap --unshare-all with the mounts proctor
+ *            builds, + waitpid (as root bwrap needs no setuid bit)
+ * local and sandbox each have their own engine, as a session has one mode.
+ *
+ * Usage: spawn [-n ROUNDS] [-w WARMUP] [-P PREWARM] [-S SETTLE_MS]
+ *              [-W WORKSPACE] [-u UID] [-B posix|vfork]
+ *              [-O bare|local|sandbox|bwrap]
+ * -P sets exec_engine_opts.prewarm; the loop then runs SETTLE_MS (default
+ *    20) before each timed call, untimed, as between two tool calls, so the
+ *    pool can refill.
+ * -u chowns the workspace to UID (a root-owned one takes the idmapped path).
+ * -O runs one variant alone, for profiling with perf or strace.
  * Prints markdown tables and the targets from DESIGN.md; exits non-zero only
  * when an execution fails. */
 #include <getopt.h>
@@ -16,6 +28,8 @@
 
 enum { V_BARE, V_LOCAL, V_SANDBOX, V_BWRAP, NV };
 
+static const char *const vnames[NV] = {"bare", "local", "sandbox", "bwrap"};
+
 struct call {
         bool started, exited, removed;
         struct exec_result res;
@@ -24,11 +38,13 @@ struct call {
 
 struct ctx {
         uv_loop_t *loop;
-        struct exec_engine *eng;
+        struct exec_engine *eng[NV]; /* V_LOCAL and V_SANDBOX */
         const char *ws;
         char *bwrap;
         char *bwrap_argv[48];
-        bool bare_vfork;
+        bool bare_posix; /* -B posix: bare via posix_spawn instead of vfork */
+        unsigned prewarm;
+        uint64_t settle_ms;
         struct bench_series s[NV], setup, teardown;
 };
 
@@ -60,12 +76,33 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
 }
 
 static const struct exec_callbacks callbacks = {
-        .on_start = on_start,
-        .on_exit = on_exit_cb,
-        .on_remove = on_remove,
+    .on_start = on_start,
+    .on_exit = on_exit_cb,
+    .on_remove = on_remove,
 };
 
-static uint64_t run_exec(struct ctx *cx, enum exec_isolation iso, struct call *c)
+static void settle_done(uv_timer_t *t)
+{
+        *(bool *)t->data = true;
+}
+
+/* Runs the loop for `ms` without timing anything: the pause between two
+ * tool calls, in which a prewarmed engine refills its pool. */
+static void settle(struct ctx *cx, uint64_t ms)
+{
+        uv_timer_t t;
+        bool done = false;
+
+        uv_timer_init(cx->loop, &t);
+        t.data = &done;
+        uv_timer_start(&t, settle_done, ms, 0);
+        while (!done)
+                uv_run(cx->loop, UV_RUN_ONCE);
+        uv_close((uv_handle_t *)&t, NULL);
+        uv_run(cx->loop, UV_RUN_NOWAIT);
+}
+
+static uint64_t run_exec(struct ctx *cx, int v, struct call *c)
 {
         struct exec_request req;
         struct exec *e;
@@ -73,17 +110,19 @@ static uint64_t run_exec(struct ctx *cx, enum exec_isolation iso, struct call *c
         uint64_t t0;
         int rc;
 
+        if (cx->settle_ms > 0)
+                settle(cx, cx->settle_ms);
         memset(c, 0, sizeof(*c));
         memset(&req, 0, sizeof(req));
-        req.isolation = iso;
+        req.isolation = v == V_SANDBOX ? EXEC_SANDBOX : EXEC_LOCAL;
         req.argv = true_argv;
         req.workspace = cx->ws;
         req.ws_mode = EXEC_WS_RW;
         req.limits = exec_limits_default();
         t0 = bench_now_ns();
-        rc = exec_spawn(cx->eng, &req, &callbacks, c, &e, err, sizeof(err));
+        rc = exec_spawn(cx->eng[v], &req, &callbacks, c, &e, err, sizeof(err));
         if (rc < 0)
-                bench_die("exec_spawn (%s): %s", iso == EXEC_SANDBOX ? "sandbox" : "local", err);
+                bench_die("exec_spawn (%s): %s", vnames[v], err);
         while (!c->removed) {
                 if (uv_run(cx->loop, UV_RUN_ONCE) == 0 && !c->removed)
                         bench_die("loop ran dry before on_remove");
@@ -91,34 +130,12 @@ static uint64_t run_exec(struct ctx *cx, enum exec_isolation iso, struct call *c
         if (!c->exited)
                 bench_die("on_remove without on_exit");
         if (c->res.reason != EXEC_EXITED || c->res.exit_code != 0)
-                bench_die("%s execution of /bin/true failed: %s, exit %d, signal %d%s%s",
-                          iso == EXEC_SANDBOX ? "sandbox" : "local",
+                bench_die("%s execution of /bin/true failed: %s, exit %d, signal %d%s%s", vnames[v],
                           exec_reason_name(c->res.reason), c->res.exit_code, c->res.signal,
                           c->res.error[0] ? ": " : "", c->res.error);
+        if (!c->started)
+                bench_die("%s execution never reported on_start", vnames[v]);
         return c->t_end - t0;
-}
-
-static uint64_t run_bare_vfork(void)
-{
-        uint64_t t0, t1;
-        pid_t pid;
-        int st;
-
-        t0 = bench_now_ns();
-        pid = vfork();
-        if (pid == 0) {
-                execve(true_argv[0], true_argv, environ);
-                _exit(127);
-        }
-        if (pid < 0)
-                bench_die("vfork: %s", strerror(errno));
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        bench_die("waitpid: %s", strerror(errno));
-        t1 = bench_now_ns();
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                bench_die("bare /bin/true failed (status 0x%x)", st);
-        return t1 - t0;
 }
 
 static void run_one(struct ctx *cx, int v, bool record)
@@ -128,23 +145,20 @@ static void run_one(struct ctx *cx, int v, bool record)
 
         switch (v) {
         case V_BARE:
-                ns = cx->bare_vfork ? run_bare_vfork() : bench_run_process(true_argv, false);
+                ns = cx->bare_posix ? bench_run_posix_spawn(true_argv)
+                                    : bench_run_process(true_argv, false);
                 break;
         case V_LOCAL:
-                ns = run_exec(cx, EXEC_LOCAL, &c);
+                ns = run_exec(cx, v, &c);
                 break;
         case V_SANDBOX:
-                ns = run_exec(cx, EXEC_SANDBOX, &c);
-                if (!c.started)
-                        bench_die("sandbox execution never reported on_start");
+                ns = run_exec(cx, v, &c);
                 if (record) {
                         series_add(&cx->setup, c.setup_us * 1000u);
                         series_add(&cx->teardown, c.teardown_us * 1000u);
                 }
                 break;
         case V_BWRAP:
-                if (cx->bwrap == NULL)
-                        return;
                 ns = bench_run_process(cx->bwrap_argv, false);
                 break;
         }
@@ -166,33 +180,47 @@ static void print_row(const struct bench_series *s, double bare, double bwrap)
                fmt_ratio(r2, sizeof(r2), med, bwrap));
 }
 
+static void print_phase(const char *what, const struct bench_series *s)
+{
+        printf("| %s | %.0f | %.0f | %.0f |\n", what, series_median_us(s), series_pct_us(s, 90),
+               series_pct_us(s, 0.0001));
+}
+
 static void usage(void)
 {
-        fprintf(stderr, "usage: spawn [-n ROUNDS] [-w WARMUP] [-W WORKSPACE] [-u UID] "
-                        "[-B posix|vfork]\n");
+        fprintf(stderr, "usage: spawn [-n ROUNDS] [-w WARMUP] [-P PREWARM] [-S SETTLE_MS] "
+                        "[-W WORKSPACE] [-u UID] [-B posix|vfork] "
+                        "[-O bare|local|sandbox|bwrap]\n");
         exit(2);
 }
 
 int main(int argc, char **argv)
 {
         struct ctx cx;
+        struct exec_engine_opts eo;
         char tmpl[] = "/tmp/proctor-bench-XXXXXX";
         char err[512];
         char *ws = NULL;
-        long rounds = 200, warmup = 10, chown_uid = -1;
+        long rounds = 200, warmup = 10, chown_uid = -1, settle_ms = -1;
         double bare, bwrap, sb;
-        uint64_t t0, t_engine;
+        uint64_t t0, t_engine = 0;
         long r;
-        int opt, i;
+        int opt, i, only = -1;
 
         memset(&cx, 0, sizeof(cx));
-        while ((opt = getopt(argc, argv, "n:w:W:u:B:h")) != -1) {
+        while ((opt = getopt(argc, argv, "n:w:P:S:W:u:B:O:h")) != -1) {
                 switch (opt) {
                 case 'n':
                         rounds = strtol(optarg, NULL, 10);
                         break;
                 case 'w':
                         warmup = strtol(optarg, NULL, 10);
+                        break;
+                case 'P':
+                        cx.prewarm = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'S':
+                        settle_ms = strtol(optarg, NULL, 10);
                         break;
                 case 'W':
                         ws = optarg;
@@ -201,10 +229,17 @@ int main(int argc, char **argv)
                         chown_uid = strtol(optarg, NULL, 10);
                         break;
                 case 'B':
-                        if (strcmp(optarg, "vfork") == 0)
-                                cx.bare_vfork = true;
-                        else if (strcmp(optarg, "posix") != 0)
+                        if (strcmp(optarg, "posix") == 0)
+                                cx.bare_posix = true;
+                        else if (strcmp(optarg, "vfork") != 0)
                                 usage();
+                        break;
+                case 'O':
+                        for (i = 0; i < NV && strcmp(optarg, vnames[i]) != 0; i++)
+                                ;
+                        if (i == NV)
+                                usage();
+                        only = i;
                         break;
                 default:
                         usage();
@@ -212,6 +247,7 @@ int main(int argc, char **argv)
         }
         if (rounds < 1 || warmup < 0)
                 usage();
+        cx.settle_ms = settle_ms >= 0 ? (uint64_t)settle_ms : cx.prewarm > 0 ? 20 : 0;
         if (ws == NULL) {
                 ws = mkdtemp(tmpl);
                 if (ws == NULL)
@@ -222,16 +258,20 @@ int main(int argc, char **argv)
         cx.ws = ws;
 
         cx.loop = uv_default_loop();
-        t0 = bench_now_ns();
-        if (exec_engine_new(cx.loop, NULL, &cx.eng, err, sizeof(err)) < 0)
-                bench_die("exec_engine_new: %s", err);
-        t_engine = bench_now_ns() - t0;
+        memset(&eo, 0, sizeof(eo));
+        eo.prewarm = cx.prewarm;
+        for (i = V_LOCAL; i <= V_SANDBOX; i++) {
+                t0 = bench_now_ns();
+                if (exec_engine_new(cx.loop, &eo, &cx.eng[i], err, sizeof(err)) < 0)
+                        bench_die("exec_engine_new: %s", err);
+                t_engine = bench_now_ns() - t0;
+        }
 
         cx.bwrap = bench_which("bwrap");
         if (cx.bwrap != NULL)
                 bwrap_argv(cx.bwrap_argv, cx.bwrap, ws, true_argv);
 
-        series_init(&cx.s[V_BARE], cx.bare_vfork ? "bare (vfork+execve)" : "bare (posix_spawn)",
+        series_init(&cx.s[V_BARE], cx.bare_posix ? "bare (posix_spawn)" : "bare (vfork+execve)",
                     (size_t)rounds);
         series_init(&cx.s[V_LOCAL], "local (exec_spawn)", (size_t)rounds);
         series_init(&cx.s[V_SANDBOX], "sandbox (exec_spawn)", (size_t)rounds);
@@ -239,48 +279,62 @@ int main(int argc, char **argv)
         series_init(&cx.setup, "sandbox setup_us (on_start)", (size_t)rounds);
         series_init(&cx.teardown, "sandbox teardown_us (on_remove)", (size_t)rounds);
         cx.s[V_BWRAP].skipped = cx.bwrap == NULL;
+        for (i = 0; i < NV; i++)
+                if (only >= 0 && i != only)
+                        cx.s[i].skipped = true;
 
-        for (r = 0; r < warmup + rounds; r++)
-                for (i = 0; i < NV; i++)
-                        run_one(&cx, (int)((r + i) % NV), r >= warmup);
+        for (r = 0; r < warmup + rounds; r++) {
+                for (i = 0; i < NV; i++) {
+                        int v = (int)((r + i) % NV);
+                        if (!cx.s[v].skipped)
+                                run_one(&cx, v, r >= warmup);
+                }
+        }
 
-        exec_engine_free(cx.eng);
+        for (i = V_LOCAL; i <= V_SANDBOX; i++)
+                exec_engine_free(cx.eng[i]);
         uv_run(cx.loop, UV_RUN_DEFAULT);
 
-        bare = series_median_us(&cx.s[V_BARE]);
-        bwrap = cx.bwrap != NULL ? series_median_us(&cx.s[V_BWRAP]) : 0;
-        sb = series_median_us(&cx.s[V_SANDBOX]);
+        bare = !cx.s[V_BARE].skipped ? series_median_us(&cx.s[V_BARE]) : 0;
+        bwrap = !cx.s[V_BWRAP].skipped ? series_median_us(&cx.s[V_BWRAP]) : 0;
+        sb = !cx.s[V_SANDBOX].skipped ? series_median_us(&cx.s[V_SANDBOX]) : 0;
 
         printf("### spawn-to-reap of /bin/true from one process (%ld rounds interleaved, "
-               "%ld warm-up; microseconds)\n\n",
-               rounds, warmup);
+               "%ld warm-up; prewarm %u",
+               rounds, warmup, cx.prewarm);
+        if (cx.settle_ms > 0)
+                printf(", %llu ms untimed pause before each proctor call",
+                       (unsigned long long)cx.settle_ms);
+        printf("; microseconds)\n\n");
         printf("| variant | median | p90 | min | median / bare | median / bwrap |\n");
         printf("|---|---:|---:|---:|---:|---:|\n");
         for (i = 0; i < NV; i++)
                 print_row(&cx.s[i], bare, bwrap);
-        printf("\n| sandbox phase (proctor's own numbers) | median | p90 | min |\n");
-        printf("|---|---:|---:|---:|\n");
-        printf("| setup_us: exec_spawn to command launched | %.0f | %.0f | %.0f |\n",
-               series_median_us(&cx.setup), series_pct_us(&cx.setup, 90),
-               series_pct_us(&cx.setup, 0.0001));
-        printf("| teardown_us: exit reported to removed | %.0f | %.0f | %.0f |\n",
-               series_median_us(&cx.teardown), series_pct_us(&cx.teardown, 90),
-               series_pct_us(&cx.teardown, 0.0001));
+        if (!cx.s[V_SANDBOX].skipped) {
+                printf("\n| sandbox phase (proctor's own numbers) | median | p90 | min |\n");
+                printf("|---|---:|---:|---:|\n");
+                print_phase("setup_us: exec_spawn to command launched", &cx.setup);
+                print_phase("teardown_us: exit reported to removed", &cx.teardown);
+        }
         printf("\nworkspace %s (owner uid %s); exec_engine_new took %.0f us\n", ws,
-               chown_uid >= 0 ? "as given by -u" : "of the caller",
-               (double)t_engine / 1000.0);
+               chown_uid >= 0 ? "as given by -u" : "of the caller", (double)t_engine / 1000.0);
         if (cx.bwrap == NULL)
                 printf("note: bwrap not installed, its row and target are skipped "
                        "(apt-get install -y bubblewrap)\n");
 
         printf("\nTargets (DESIGN.md, Performance):\n\n");
-        if (cx.bwrap != NULL)
-                printf("- sandbox median <= 0.5x bwrap: %.2fx (%.0f us vs %.0f us): %s\n",
-                       sb / bwrap, sb, bwrap, sb <= 0.5 * bwrap ? "PASS" : "MISS");
-        else
-                printf("- sandbox median <= 0.5x bwrap: SKIPPED (no bwrap)\n");
-        printf("- sandbox median <= 3x bare: %.2fx (%.0f us vs %.0f us): %s\n", sb / bare, sb,
-               bare, sb <= 3 * bare ? "PASS" : "MISS");
+        if (sb <= 0 || bare <= 0) {
+                printf("- not evaluated: -O ran a single variant\n");
+        } else {
+                if (bwrap > 0)
+                        printf("- sandbox median <= 0.5x bwrap: %.2fx (%.0f us vs %.0f us): "
+                               "%s\n",
+                               sb / bwrap, sb, bwrap, sb <= 0.5 * bwrap ? "PASS" : "MISS");
+                else
+                        printf("- sandbox median <= 0.5x bwrap: SKIPPED (no bwrap)\n");
+                printf("- sandbox median <= 3x bare: %.2fx (%.0f us vs %.0f us): %s\n", sb / bare,
+                       sb, bare, sb <= 3 * bare ? "PASS" : "MISS");
+        }
         if (ws == tmpl)
                 rmdir(ws);
         return 0;

@@ -50,3 +50,98 @@ finish() {
         echo "$T_CHECKS checks passed, $T_FAILS failed"
         [ "$T_FAILS" -eq 0 ]
 }
+
+# ---- helpers for the sandbox and local-mode scripts ----
+
+T_DIR=$(cd "$(dirname "$0")" && pwd)
+T_BG_PIDS=()     # background processes a script started (killed at exit)
+T_MARKERS=()     # unique command-line markers of processes to reap at exit
+T_CLEANUPS=()    # extra commands run at exit
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# A string unique to this run, to find our processes on the host.
+new_marker() { echo "pt$$x${RANDOM}x${1:-m}"; }
+
+# Ends everything the script started, by pid: its background jobs first
+# (SIGTERM lets proctor tear its execution down), then any process whose
+# command line still carries one of the script's markers.
+_t_cleanup() {
+        local p i m
+        for p in "${T_BG_PIDS[@]+"${T_BG_PIDS[@]}"}"; do
+                kill -TERM "$p" 2>/dev/null
+        done
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                m=0
+                for p in "${T_BG_PIDS[@]+"${T_BG_PIDS[@]}"}"; do
+                        kill -0 "$p" 2>/dev/null && m=1
+                done
+                [ $m -eq 0 ] && break
+                sleep 0.1
+        done
+        for p in "${T_BG_PIDS[@]+"${T_BG_PIDS[@]}"}"; do
+                kill -KILL "$p" 2>/dev/null
+        done
+        for m in "${T_MARKERS[@]+"${T_MARKERS[@]}"}"; do
+                for p in $(pgrep -f -- "$m"); do
+                        [ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null
+                done
+        done
+        for m in "${T_CLEANUPS[@]+"${T_CLEANUPS[@]}"}"; do
+                eval "$m" >/dev/null 2>&1
+        done
+        rm -rf "$WORK"
+}
+trap _t_cleanup EXIT
+trap 'exit 130' INT TERM
+
+track_pid() { T_BG_PIDS+=("$@"); }
+track_marker() { T_MARKERS+=("$@"); }
+at_exit() { T_CLEANUPS+=("$*"); }
+
+now_ms() { date +%s%3N; }
+
+# wait_until SECONDS COMMAND...: polls every 50 ms until the command
+# succeeds; fails when the time is up.
+wait_until() {
+        local limit=$1 end
+        shift
+        end=$(($(now_ms) + $(awk -v s="$limit" 'BEGIN { printf "%d", s * 1000 }')))
+        while :; do
+                "$@" && return 0
+                [ "$(now_ms)" -ge "$end" ] && return 1
+                sleep 0.05
+        done
+}
+
+# Processes whose full command line matches the pattern (not this shell).
+host_pids() { pgrep -f -- "$1" | grep -vx "$$"; }
+no_process() { ! host_pids "$1" >/dev/null; }
+# wait_gone PATTERN SECONDS: no matching process remains within the time
+wait_gone() { wait_until "$2" no_process "$1"; }
+
+# json_eval PYTHON_EXPR < jsonl: evaluates the expression with `ev` bound to
+# the list of events (dicts) and prints the result (json for lists, dicts
+# and booleans, lowercase true/false).
+json_eval() {
+        python3 -c 'import sys, json
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+def of(t): return [e for e in ev if e.get("type") == t]
+def out(stream=None): return "".join(e["data"] for e in of("exec.output") if stream is None or e.get("stream") == stream)
+v = eval(sys.argv[1])
+print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# compile_attack NAME: builds tests/integration/attacks/NAME.c into $WORK/NAME
+compile_attack() {
+        cc -O1 -w -o "$WORK/$1" "$T_DIR/attacks/$1.c"
+}
+
+# The v1 hierarchy directory where proctor creates execution groups for
+# controller CTRL (proctor puts them under its own cgroup, which it shares
+# with this script). Empty when the controller is not mounted.
+cg_v1_dir() {
+        local path
+        path=$(awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+        [ -n "$path" ] && [ -d "/sys/fs/cgroup/$1" ] && echo "/sys/fs/cgroup/$1${path%/}"
+}

@@ -72,6 +72,23 @@ static bool own_dir(const char *ctl, char *out, size_t size)
         return found && stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Distinct v1 hierarchy directories (comounted controllers count once). */
+static int count_hierarchies(void)
+{
+        char dirs[5][PATH_MAX];
+        int n = 0;
+        for (size_t k = 0; k < sizeof v1_names / sizeof v1_names[0]; k++) {
+                char dir[512];
+                bool seen = false;
+                if (!own_dir(v1_names[k], dir, sizeof dir) || !realpath(dir, dirs[n]))
+                        continue;
+                for (int i = 0; i < n; i++)
+                        seen = seen || strcmp(dirs[i], dirs[n]) == 0;
+                n += !seen;
+        }
+        return n;
+}
+
 static const char *slurp(const char *dir, const char *name, const char *file)
 {
         static char buf[4096];
@@ -122,23 +139,44 @@ static int reap_children(uint64_t budget_us)
         }
 }
 
-/* The stale group of the reap test, removed wherever it is left. */
-static void remove_stale(void)
+/* SIGKILLs what group `name` lists in every hierarchy, until nothing is
+ * listed; returns how many kill rounds it took (0: it was empty). */
+static int hard_kill(const char *name)
 {
+        int round = 0;
+        for (bool any = true; any && round < 2000; round++) {
+                any = false;
+                for (size_t k = 0; k < sizeof v1_names / sizeof v1_names[0]; k++) {
+                        char dir[512], path[PATH_MAX];
+                        int pid;
+                        if (!own_dir(v1_names[k], dir, sizeof dir))
+                                continue;
+                        snprintf(path, sizeof path, "%s/%s/cgroup.procs", dir, name);
+                        FILE *f = fopen(path, "r");
+                        while (f && fscanf(f, "%d", &pid) == 1)
+                                any = kill(pid, SIGKILL) == 0 || any;
+                        if (f)
+                                fclose(f);
+                }
+                reap_children(0);
+        }
+        return round - 1;
+}
+
+/* Kills and removes group `name` without the code under test, wherever it
+ * is left: a broken cgroup_kill must not leave processes running. */
+static void remove_group(const char *name)
+{
+        hard_kill(name);
         for (size_t k = 0; k < sizeof v1_names / sizeof v1_names[0]; k++) {
                 char dir[512], path[PATH_MAX];
-                if (!own_dir(v1_names[k], dir, sizeof dir) || !dir_exists(dir, STALE))
+                if (!own_dir(v1_names[k], dir, sizeof dir) || !dir_exists(dir, name))
                         continue;
-                int pid;
-                snprintf(path, sizeof path, "%s/%s/cgroup.procs", dir, STALE);
-                FILE *f = fopen(path, "r");
-                while (f && fscanf(f, "%d", &pid) == 1)
-                        kill(pid, SIGKILL);
-                if (f)
-                        fclose(f);
-                snprintf(path, sizeof path, "%s/%s", dir, STALE);
-                for (int t = 0; t < 500 && rmdir(path) < 0 && errno == EBUSY; t++)
+                snprintf(path, sizeof path, "%s/%s", dir, name);
+                for (int t = 0; t < 500 && rmdir(path) < 0 && errno == EBUSY; t++) {
+                        reap_children(0);
                         usleep(1000);
+                }
         }
 }
 
@@ -170,6 +208,8 @@ static int fx_teardown(void **state)
         if (f->cg) {
                 cgroup_kill(f->cg);
                 reap_children(1000000);
+                if (hard_kill(f->name) > 0)
+                        print_error("teardown: %s still had processes\n", f->name);
                 int rc = -EBUSY;
                 for (int t = 0; t < 1000 && rc == -EBUSY; t++)
                         if ((rc = cgroup_destroy(f->cg)) == -EBUSY)
@@ -177,7 +217,9 @@ static int fx_teardown(void **state)
                 if (rc)
                         print_error("teardown: %s left behind: %s\n", f->name, strerror(-rc));
         }
-        remove_stale();
+        remove_group(STALE);
+        if (f->name[0])
+                remove_group(f->name);
         reap_children(1000000);
         cgroup_sys_free(f->sys);
         free(f);
@@ -278,13 +320,19 @@ static void body_family(void)
         pause();
 }
 
-/* Every process forks as fast as pids.max lets it, so one kill pass that
- * reads cgroup.procs once always misses the newest children. */
-static void body_breeder(void)
+/* Sixteen chains of processes that fork and exit at once: the pids a kill
+ * pass reads are often gone, their successors not yet listed. */
+static void body_runners(void)
 {
-        for (;;)
-                if (fork() < 0)
+        for (int k = 0; k < 15 && fork() > 0; k++)
+                ;
+        for (;;) {
+                pid_t p = fork();
+                if (p > 0)
+                        _exit(0);
+                if (p < 0)
                         usleep(100);
+        }
 }
 
 static struct cgroup_stats stats(struct fx *f)
@@ -321,6 +369,66 @@ static void test_limits_land_in_files(void **state)
                 assert_string_equal(slurp(cpu, f->name, "cpu.cfs_quota_us"), "100000\n");
         }
         assert_int_equal(cgroup_attach(f->cg, 999999), -ESRCH);
+}
+
+/* Raising memory above the set memsw limit only works memsw first. */
+static void test_set_limits_raise_and_lower(void **state)
+{
+        struct fx *f = need_v1(state);
+        char mem[512], pids[512], cpu[512], err[256] = "";
+        assert_true(own_dir("memory", mem, sizeof mem) && own_dir("pids", pids, sizeof pids));
+        struct cgroup_limits more = {.memory_bytes = 128 << 20, .pids = 32, .cpu_quota_pct = 50};
+        if (cgroup_set_limits(f->cg, &more, err, sizeof err))
+                fail_msg("raise: %s", err);
+        assert_string_equal(slurp(mem, f->name, "memory.limit_in_bytes"), "134217728\n");
+        assert_string_equal(slurp(mem, f->name, "memory.memsw.limit_in_bytes"), "134217728\n");
+        assert_string_equal(slurp(pids, f->name, "pids.max"), "32\n");
+        if (own_dir("cpu", cpu, sizeof cpu))
+                assert_string_equal(slurp(cpu, f->name, "cpu.cfs_quota_us"), "50000\n");
+        struct cgroup_limits less = {.memory_bytes = 32 << 20};
+        if (cgroup_set_limits(f->cg, &less, err, sizeof err))
+                fail_msg("lower: %s", err);
+        assert_string_equal(slurp(mem, f->name, "memory.limit_in_bytes"), "33554432\n");
+        assert_string_equal(slurp(mem, f->name, "memory.memsw.limit_in_bytes"), "33554432\n");
+        assert_string_equal(slurp(pids, f->name, "pids.max"), "32\n");
+}
+
+/* A child joins from inside by writing "0" to fds its parent opened. */
+static void test_child_joins_through_procs_fds(void **state)
+{
+        struct fx *f = need_v1(state);
+        int fds[5], ready[2];
+        int n = cgroup_procs_fds(f->cg, fds, 5);
+        assert_int_equal(n, count_hierarchies());
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                bool ok = true;
+                for (int i = 0; i < n; i++)
+                        ok = write(fds[i], "0", 1) == 1 && ok;
+                if (write(ready[1], ok ? "y" : "n", 1) != 1)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        for (int i = 0; i < n; i++)
+                close(fds[i]);
+        close(ready[1]);
+        char c = 0;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        assert_int_equal(c, 'y');
+        assert_int_equal(stats(f).pids, 1);
+        char path[64], line[1024];
+        int found = 0;
+        snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+        FILE *cg = fopen(path, "r");
+        assert_non_null(cg);
+        while (fgets(line, sizeof line, cg))
+                found += strstr(line, f->name) != NULL;
+        fclose(cg);
+        assert_int_equal(found, n);
 }
 
 static void test_oom_kills_hog(void **state)
@@ -413,25 +521,25 @@ static void test_kill_without_freezer(void **state)
         int rc = cgroup_sys_open(NULL, self, &sys, why, sizeof why);
         unlink(self);
         assert_int_equal(rc, 0);
+        /* the fixture's group belongs to the fixture's sys: retire both, and
+         * let the teardown clean up this sys and group instead */
+        assert_int_equal(cgroup_destroy(f->cg), 0);
+        f->cg = NULL;
         cgroup_sys_free(f->sys);
-        f->sys = sys; /* teardown frees it */
+        f->sys = sys;
         assert_int_equal(cgroup_sys_controllers(sys) & CG_FREEZER, 0);
-        struct cgroup_limits lim = {.pids = 16};
+        /* pids.max bounds the damage should cgroup_kill be broken */
+        struct cgroup_limits lim = {.pids = 64};
         struct cgroup *cg = NULL;
-        char name[64];
-        snprintf(name, sizeof name, "proctor-%d-nofreezer", (int)getpid());
-        if (cgroup_create(sys, name, &lim, &cg, err, sizeof err))
+        snprintf(f->name, sizeof f->name, "proctor-%d-nofreezer", (int)getpid());
+        if (cgroup_create(sys, f->name, &lim, &cg, err, sizeof err))
                 fail_msg("create: %s", err);
-        /* swap groups so the fixture's teardown cleans up this one */
-        struct cgroup *fixture_cg = f->cg;
         f->cg = cg;
-        cgroup_kill(fixture_cg);
-        assert_int_equal(cgroup_destroy(fixture_cg), 0);
-        spawn_in(cg, body_breeder);
-        uint64_t end = now_us() + 2000000;
-        while (stats(f).pids_denied < 50 && now_us() < end)
-                usleep(1000);
-        assert_true(stats(f).pids_denied >= 50);
+        spawn_in(cg, body_runners);
+        int exited = 0;
+        for (uint64_t end = now_us() + 1000000; exited < 200 && now_us() < end;)
+                exited += reap_children(0);
+        assert_true(exited >= 200);
         uint64_t t0 = now_us();
         assert_int_equal(cgroup_kill(cg), 0);
         reap_children(50000);
@@ -503,13 +611,28 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
         return remove(path);
 }
 
+/* The temp dir of a fake-tree test, removed however the test ends. */
+static int tmp_setup(void **state)
+{
+        char *top = strdup("/tmp/proctor-cgv1-XXXXXX");
+        *state = top;
+        return top && mkdtemp(top) ? 0 : -1;
+}
+
+static int tmp_teardown(void **state)
+{
+        nftw(*state, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(*state);
+        return 0;
+}
+
 static void test_fake_comounted_cpu_cpuacct(void **state)
 {
-        char top[] = "/tmp/proctor-cgv1-XXXXXX", root[64], why[512], err[256], path[256];
-        assert_non_null(mkdtemp(top));
+        const char *top = *state;
+        char root[64], why[512], err[256], path[256];
         snprintf(root, sizeof root, "%s/cg", top);
-        const char *dirs[] = {"cg", "cg/cpu,cpuacct", "cg/memory", "cg/memory/a", "cg/pids",
-                              "cg/freezer"};
+        const char *dirs[] = {"cg",          "cg/cpu,cpuacct", "cg/memory",
+                              "cg/memory/a", "cg/pids",        "cg/freezer"};
         for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
                 snprintf(path, sizeof path, "%s/%s", top, dirs[k]);
                 assert_int_equal(mkdir(path, 0755), 0);
@@ -569,13 +692,12 @@ static void test_fake_comounted_cpu_cpuacct(void **state)
         for (size_t k = 0; k < 4; k++)
                 assert_false(dir_exists(all[k], "proctor-42-1"));
         cgroup_sys_free(sys);
-        nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void test_fake_without_pids_is_none(void **state)
 {
-        char top[] = "/tmp/proctor-cgv1-XXXXXX", root[64], why[512], path[256];
-        assert_non_null(mkdtemp(top));
+        const char *top = *state;
+        char root[64], why[512], path[256];
         snprintf(root, sizeof root, "%s/cg", top);
         snprintf(path, sizeof path, "%s/cg", top);
         assert_int_equal(mkdir(path, 0755), 0);
@@ -588,7 +710,6 @@ static void test_fake_without_pids_is_none(void **state)
         assert_int_equal(cgroup_sys_version(sys), CGROUP_NONE);
         assert_non_null(strstr(why, "pids"));
         cgroup_sys_free(sys);
-        nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(void)
@@ -599,6 +720,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             T(test_open_finds_v1),
             T(test_limits_land_in_files),
+            T(test_set_limits_raise_and_lower),
+            T(test_child_joins_through_procs_fds),
             T(test_oom_kills_hog),
             T(test_pids_limit_refuses_forks),
             T(test_cpu_time_grows_within_quota),
@@ -606,8 +729,10 @@ int main(void)
             T(test_kill_without_freezer),
             T(test_destroy_busy_then_done),
             T(test_reap_stale_group),
-            cmocka_unit_test(test_fake_comounted_cpu_cpuacct),
-            cmocka_unit_test(test_fake_without_pids_is_none),
+            cmocka_unit_test_setup_teardown(test_fake_comounted_cpu_cpuacct, tmp_setup,
+                                            tmp_teardown),
+            cmocka_unit_test_setup_teardown(test_fake_without_pids_is_none, tmp_setup,
+                                            tmp_teardown),
         };
 #undef T
         return cmocka_run_group_tests(tests, NULL, NULL);

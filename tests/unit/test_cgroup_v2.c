@@ -19,10 +19,10 @@
 #include "exec/cgroup.h"
 
 struct tree {
-        char dir[64];      /* mkdtemp dir */
-        char root[96];     /* dir/cgroup: the fake /sys/fs/cgroup */
-        char own[160];     /* root/user.slice/test: proctor's own group */
-        char selfcg[96];   /* dir/self-cgroup: the fake /proc/self/cgroup */
+        char dir[64];    /* mkdtemp dir */
+        char root[96];   /* dir/cgroup: the fake /sys/fs/cgroup */
+        char own[160];   /* root/user.slice/test: proctor's own group */
+        char selfcg[96]; /* dir/self-cgroup: the fake /proc/self/cgroup */
         struct cgroup_sys *sys;
         char why[512];
 };
@@ -182,14 +182,68 @@ static void test_create_without_limits(void **state)
         assert_int_equal(cgroup_destroy(cg), 0);
 }
 
+/* Groups made ahead of time get no limit files until they are put to use. */
+static void test_set_limits_later(void **state)
+{
+        struct tree *t = *state;
+        struct cgroup *cg = tree_group(t, "proctor-42-8", NULL);
+        char g[256], err[256] = "";
+        snprintf(g, sizeof g, "%s/proctor-42-8", t->own);
+        assert_string_equal(get(g, "memory.swap.max"), "<absent>");
+        assert_string_equal(get(g, "pids.max"), "<absent>");
+        struct cgroup_limits lim = {.memory_bytes = 1 << 20, .pids = 5};
+        assert_int_equal(cgroup_set_limits(cg, &lim, err, sizeof err), 0);
+        assert_string_equal(get(g, "memory.max"), "1048576");
+        assert_string_equal(get(g, "memory.swap.max"), "0");
+        assert_string_equal(get(g, "pids.max"), "5");
+        assert_string_equal(get(g, "cpu.max"), "<absent>");
+        assert_int_equal(cgroup_destroy(cg), 0);
+}
+
+static void test_procs_fds(void **state)
+{
+        struct tree *t = *state;
+        struct cgroup *cg = tree_group(t, "proctor-42-9", NULL);
+        char g[256];
+        int fds[2] = {-1, -1};
+        snprintf(g, sizeof g, "%s/proctor-42-9", t->own);
+        assert_int_equal(cgroup_procs_fds(cg, fds, 0), -E2BIG);
+        assert_int_equal(cgroup_procs_fds(cg, fds, 2), 1);
+        assert_int_equal(write(fds[0], "0", 1), 1);
+        assert_int_equal(close(fds[0]), 0);
+        assert_string_equal(get(g, "cgroup.procs"), "0");
+        assert_int_equal(cgroup_destroy(cg), 0);
+}
+
+/* Without a usable cgroup.kill: freeze, kill what cgroup.procs lists, thaw. */
+static void test_kill_falls_back_to_freeze(void **state)
+{
+        struct tree *t = *state;
+        struct cgroup *cg = tree_group(t, "proctor-42-10", NULL);
+        char g[256];
+        snprintf(g, sizeof g, "%s/proctor-42-10", t->own);
+        mkdir_in(g, "cgroup.kill"); /* opening it for writing fails: EISDIR */
+        put(g, "cgroup.procs", "");
+        assert_int_equal(cgroup_kill(cg), 0);
+        assert_string_equal(get(g, "cgroup.freeze"), "0");
+        /* the fallback reads cgroup.procs: without it the kill cannot work */
+        assert_int_equal(unlink(strcat(g, "/cgroup.procs")), 0);
+        assert_int_equal(cgroup_kill(cg), -ENOENT);
+        g[strlen(g) - strlen("/cgroup.procs")] = '\0';
+        assert_int_equal(rmdir(strcat(g, "/cgroup.kill")), 0);
+        assert_int_equal(cgroup_destroy(cg), 0);
+}
+
 static void test_create_rejects_bad_names(void **state)
 {
         struct tree *t = *state;
         struct cgroup_limits none = {0};
         struct cgroup *cg = NULL;
         char err[256] = "";
-        const char *bad[] = {"", ".", "..", "../escape", "a/b",
-                             "proctor-1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+        const char *bad[] = {
+            "",    ".",
+            "..",  "../escape",
+            "a/b", "proctor-1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
         tree_open(t);
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
                 assert_int_equal(cgroup_create(t->sys, bad[k], &none, &cg, err, sizeof err),
@@ -390,6 +444,9 @@ int main(void)
             T(test_open_without_cpu),
             T(test_create_writes_limits),
             T(test_create_without_limits),
+            T(test_set_limits_later),
+            T(test_procs_fds),
+            T(test_kill_falls_back_to_freeze),
             T(test_create_rejects_bad_names),
             T(test_create_twice_fails),
             T(test_read_stats),

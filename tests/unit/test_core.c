@@ -20,12 +20,11 @@ static void test_sizes(void **state)
                 const char *in;
                 uint64_t out;
         } ok[] = {
-                {"4096", 4096},          {"512M", 512ull << 20}, {"64MiB", 64ull << 20},
-                {"1g", 1ull << 30},      {"1.5K", 1536},         {"2T", 2ull << 40},
-                {"10kb", 10240},         {"7B", 7},
+            {"4096", 4096}, {"512M", 512ull << 20}, {"64MiB", 64ull << 20}, {"1g", 1ull << 30},
+            {"1.5K", 1536}, {"2T", 2ull << 40},     {"10kb", 10240},        {"7B", 7},
         };
-        static const char *const bad[] = {"lots", "", "-1M", "12Q", "M", "1e400", "99999999T",
-                                          " 5M", "5 M"};
+        static const char *const bad[] = {"lots",  "",          "-1M", "12Q", "M",
+                                          "1e400", "99999999T", " 5M", "5 M"};
         uint64_t v;
         size_t i;
 
@@ -61,9 +60,8 @@ static void test_durations(void **state)
 
 static void test_options(void **state)
 {
-        char *argv[] = {"exec",      "--mode",    "sandbox", "--memory=64M", "--pids", "32",
-                        "--timeout", "1.5",       "--json",  "--",           "ls",     "-l",
-                        NULL};
+        char *argv[] = {"exec", "--mode", "sandbox", "--memory=64M", "--pids", "32", "--timeout",
+                        "1.5",  "--json", "--",      "ls",           "-l",     NULL};
         struct options o;
         char err[256];
 
@@ -86,15 +84,15 @@ static void test_options_errors(void **state)
         static const struct {
                 const char *a, *b, *msg;
         } cases[] = {
-                {"--bogus", NULL, "unknown option '--bogus'"},
-                {"-x", NULL, "unknown option '-x'"},
-                {"--mode", "jail", "--mode: unknown mode 'jail'"},
-                {"--memory", "lots", "--memory: bad size 'lots'"},
-                {"--pids", "0", "--pids: bad number '0'"},
-                {"--cpu-time", "forever", "--cpu-time: bad duration 'forever'"},
-                {"--workspace-mode", "sideways", "--workspace-mode: unknown mode 'sideways'"},
-                {"--json=1", NULL, "--json takes no value"},
-                {"--timeout", NULL, "--timeout needs a value"},
+            {"--bogus", NULL, "unknown option '--bogus'"},
+            {"-x", NULL, "unknown option '-x'"},
+            {"--mode", "jail", "--mode: unknown mode 'jail'"},
+            {"--memory", "lots", "--memory: bad size 'lots'"},
+            {"--pids", "0", "--pids: bad number '0'"},
+            {"--cpu-time", "forever", "--cpu-time: bad duration 'forever'"},
+            {"--workspace-mode", "sideways", "--workspace-mode: unknown mode 'sideways'"},
+            {"--json=1", NULL, "--json takes no value"},
+            {"--timeout", NULL, "--timeout needs a value"},
         };
         struct options o;
         char err[256];
@@ -225,10 +223,10 @@ static void test_bus_string(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_sizes),          cmocka_unit_test(test_durations),
-                cmocka_unit_test(test_options),        cmocka_unit_test(test_options_errors),
-                cmocka_unit_test(test_mode_from_env),  cmocka_unit_test(test_env),
-                cmocka_unit_test(test_bus),            cmocka_unit_test(test_bus_string),
+            cmocka_unit_test(test_sizes),         cmocka_unit_test(test_durations),
+            cmocka_unit_test(test_options),       cmocka_unit_test(test_options_errors),
+            cmocka_unit_test(test_mode_from_env), cmocka_unit_test(test_env),
+            cmocka_unit_test(test_bus),           cmocka_unit_test(test_bus_string),
         };
         return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

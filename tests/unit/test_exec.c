@@ -299,8 +299,9 @@ static void test_timeout(void **state)
 static void test_pool_fresh(void **state)
 {
         struct fixture *f = *state;
-        char *argv[] = {"sh", "-c", "ls /tmp; touch /tmp/left-behind; cat /proc/self/cgroup | "
-                                    "grep -c proctor; true",
+        char *argv[] = {"sh", "-c",
+                        "ls /tmp; touch /tmp/left-behind; cat /proc/self/cgroup | "
+                        "grep -c proctor; true",
                         NULL};
         struct run r[5];
         int i;
@@ -354,14 +355,14 @@ static void test_bad_requests(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_local_order_and_status, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, teardown),
-                cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool, teardown),
-                cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_local_order_and_status, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, teardown),
+            cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool, teardown),
+            cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
         };
         return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
 }

@@ -740,12 +740,12 @@ static int teardown(void **state)
 
 static const struct CMUnitTest fixed_tests[] = {
 #if defined(__x86_64__)
-    cmocka_unit_test(test_refuses_i386), cmocka_unit_test(test_refuses_x32),
+    cmocka_unit_test(test_refuses_i386),    cmocka_unit_test(test_refuses_x32),
 #endif
-    cmocka_unit_test(test_execve_true),  cmocka_unit_test(test_execve_false_fails),
-    cmocka_unit_test(test_sh_python),    cmocka_unit_test(test_git_version),
-    cmocka_unit_test(test_coreutils),    cmocka_unit_test(test_cc_and_make),
-    cmocka_unit_test(test_git_commit),   cmocka_unit_test(test_counts),
+    cmocka_unit_test(test_execve_true),     cmocka_unit_test(test_execve_false_fails),
+    cmocka_unit_test(test_sh_python),       cmocka_unit_test(test_git_version),
+    cmocka_unit_test(test_coreutils),       cmocka_unit_test(test_cc_and_make),
+    cmocka_unit_test(test_git_commit),      cmocka_unit_test(test_counts),
     cmocka_unit_test(test_builtin_matches),
 };
 

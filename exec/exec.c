@@ -109,7 +109,7 @@ struct exec {
         size_t msglen;
 
         bool started, reaped, have_status, setup_failed, exit_reported, killed_sent;
-        int open_streams; /* out, err, status still to reach EOF */
+        int open_streams; /* stdout and stderr still to reach EOF */
         int wait_status, init_status;
         enum exec_reason pending; /* set by proctor's own kill */
         bool has_pending;
@@ -427,6 +427,10 @@ static void exec_finish_remove(struct exec *e)
                 if (e->cb.on_remove != NULL)
                         e->cb.on_remove(e, now_us() - e->exit_us, e->ud);
                 eng->live--;
+                /* Make the next child now that this one's cgroup work is
+                 * done, rather than during a call. */
+                if (eng->prewarm > 0 && !eng->freeing)
+                        uv_timer_start(&eng->refill, pool_refill, 0, 0);
         }
         free(e->stdin_copy);
         free(e);
@@ -507,24 +511,40 @@ static void report_exit(struct exec *e)
         snprintf(r.error, sizeof(r.error), "%s", e->error);
         if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
-        if (e->assigned && e->eng->prewarm > 0 && !e->eng->freeing)
-                uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
         close_handle(e, (uv_handle_t *)&e->out);
         close_handle(e, (uv_handle_t *)&e->err);
         close_handle(e, (uv_handle_t *)&e->status);
         close_handle(e, (uv_handle_t *)&e->in);
-        close_handle(e, (uv_handle_t *)&e->exit_poll);
+        if (e->reaped)
+                close_handle(e, (uv_handle_t *)&e->exit_poll);
         close_handle(e, (uv_handle_t *)&e->timeout);
         close_handle(e, (uv_handle_t *)&e->stats);
         close_handle(e, (uv_handle_t *)&e->grace);
 }
 
-/* The exit is reported once the init is reaped and every stream has
- * delivered its last byte, so output never arrives after exit. */
+static void grace_expired(uv_timer_t *t);
+
+/* The exit is reported once the command's status is known (from the init,
+ * or from reaping the init; without cgroups only the reap gives its CPU
+ * time) and stdout and stderr have delivered their last byte, so output
+ * never arrives after exit. The init may be reaped after that. */
 static void maybe_report(struct exec *e)
 {
-        if (e->reaped && e->open_streams == 0)
+        bool known = e->reaped || (e->have_status && e->cg != NULL);
+
+        if (known && e->open_streams == 0)
                 report_exit(e);
+}
+
+/* The command is over: its clocks stop, and leftovers get a grace period to
+ * let go of the output pipes. */
+static void command_over(struct exec *e)
+{
+        uv_timer_stop(&e->timeout);
+        uv_timer_stop(&e->stats);
+        if (e->open_streams > 0 && !uv_is_active((uv_handle_t *)&e->grace))
+                uv_timer_start(&e->grace, grace_expired, EXIT_GRACE_MS, 0);
+        maybe_report(e);
 }
 
 static void grace_expired(uv_timer_t *t)
@@ -582,13 +602,12 @@ static void on_exit_readable(uv_poll_t *p, int status, int events)
         e->reaped = true;
         e->init_status = st;
         uv_poll_stop(p);
-        uv_timer_stop(&e->timeout);
-        uv_timer_stop(&e->stats);
         if (e->iso == EXEC_LOCAL)
                 kill(-e->pid, SIGKILL); /* leftovers of the process group */
-        if (e->open_streams > 0)
-                uv_timer_start(&e->grace, grace_expired, EXIT_GRACE_MS, 0);
-        maybe_report(e);
+        if (e->exit_reported)
+                close_handle(e, (uv_handle_t *)&e->exit_poll);
+        else
+                command_over(e);
 }
 
 static void on_timeout(uv_timer_t *t)
@@ -676,9 +695,16 @@ static void stream_eof(struct exec *e, uv_stream_t *s)
         maybe_report(e);
 }
 
+static void drain_status(struct exec *e);
+
 static void on_output(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
         struct exec *e = s->data;
+
+        /* The start message was written before the command ran, but on
+         * another pipe: take it first so events stay in order. */
+        if (!e->started)
+                drain_status(e);
         enum exec_stream which = s == (uv_stream_t *)&e->out ? EXEC_STDOUT : EXEC_STDERR;
         size_t take;
 
@@ -742,23 +768,19 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
         case SANDBOX_MSG_STATUS:
                 e->have_status = true;
                 e->wait_status = (int)m->value;
+                command_over(e);
                 break;
         }
 }
 
-static void on_status(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+static void parse_status(struct exec *e, const char *data, size_t n)
 {
-        struct exec *e = s->data;
         size_t off = 0;
 
-        if (n < 0) {
-                stream_eof(e, s);
-                return;
-        }
-        while (off < (size_t)n) {
+        while (off < n) {
                 size_t want = sizeof(e->msgbuf) - e->msglen;
-                size_t take = (size_t)n - off < want ? (size_t)n - off : want;
-                memcpy(e->msgbuf + e->msglen, buf->base + off, take);
+                size_t take = n - off < want ? n - off : want;
+                memcpy(e->msgbuf + e->msglen, data + off, take);
                 e->msglen += take;
                 off += take;
                 if (e->msglen == sizeof(e->msgbuf)) {
@@ -769,6 +791,27 @@ static void on_status(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
                         handle_msg(e, &m);
                 }
         }
+}
+
+static void on_status(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+        if (n < 0)
+                uv_read_stop(s);
+        else
+                parse_status(s->data, buf->base, (size_t)n);
+}
+
+/* Reads what the status pipe holds right now (it is non-blocking). */
+static void drain_status(struct exec *e)
+{
+        char buf[4 * sizeof(struct sandbox_msg)];
+        uv_os_fd_t fd;
+        ssize_t n;
+
+        if (uv_fileno((uv_handle_t *)&e->status, &fd) != 0)
+                return;
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+                parse_status(e, buf, (size_t)n);
 }
 
 static void on_stdin_written(uv_write_t *req, int status)
@@ -900,7 +943,7 @@ static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
         return pid < 0 ? -errno : pid;
 }
 
-static int open_stream(struct exec *e, uv_pipe_t *p, int *fd, uv_read_cb cb)
+static int open_stream(struct exec *e, uv_pipe_t *p, int *fd, uv_read_cb cb, bool counted)
 {
         int rc;
 
@@ -910,10 +953,9 @@ static int open_stream(struct exec *e, uv_pipe_t *p, int *fd, uv_read_cb cb)
         if ((rc = uv_pipe_open(p, *fd)) < 0)
                 return rc;
         *fd = -1;
-        if (cb != NULL) {
-                e->open_streams++;
+        if (cb != NULL)
                 uv_read_start((uv_stream_t *)p, alloc_cb, cb);
-        }
+        e->open_streams += counted;
         return 0;
 }
 
@@ -922,10 +964,10 @@ static int start_handles(struct exec *e, struct child_fds *f)
         uv_loop_t *loop = e->eng->loop;
         int rc;
 
-        if ((rc = open_stream(e, &e->status, &f->status[0], on_status)) < 0 ||
-            (rc = open_stream(e, &e->out, &f->out[0], on_output)) < 0 ||
-            (rc = open_stream(e, &e->err, &f->err[0], on_output)) < 0 ||
-            (rc = open_stream(e, &e->in, &f->in[1], NULL)) < 0)
+        if ((rc = open_stream(e, &e->status, &f->status[0], on_status, false)) < 0 ||
+            (rc = open_stream(e, &e->out, &f->out[0], on_output, true)) < 0 ||
+            (rc = open_stream(e, &e->err, &f->err[0], on_output, true)) < 0 ||
+            (rc = open_stream(e, &e->in, &f->in[1], NULL, false)) < 0)
                 return rc;
         uv_poll_init(loop, &e->exit_poll, e->pidfd);
         e->exit_poll.data = e;
@@ -1224,12 +1266,9 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->t0_us = t0;
         eng->live++;
         child_assign(e, req, cwd, idmap);
-        if (eng->prewarm > 0) {
-                eng->want_iso = req->isolation;
-                eng->want_uid = uid;
-                eng->want_gid = gid;
-                uv_timer_start(&eng->refill, pool_refill, 0, 0);
-        }
+        eng->want_iso = req->isolation;
+        eng->want_uid = uid;
+        eng->want_gid = gid;
         *out = e;
         return 0;
 }

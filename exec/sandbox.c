@@ -74,12 +74,12 @@ struct sandbox_host {
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
  * are written per sandbox instead. Anything else in /etc stays invisible. */
 static const char *const etc_allow[] = {
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",  "/etc/alternatives",
-    "/etc/localtime",   "/etc/timezone",   "/etc/nsswitch.conf", "/etc/bash.bashrc",
-    "/etc/profile",     "/etc/inputrc",    "/etc/os-release",    "/etc/debian_version",
-    "/etc/shells",      "/etc/protocols",  "/etc/services",      "/etc/mime.types",
-    "/etc/python3",     "/etc/python3.11", "/etc/python3.12",    "/etc/python3.13",
-    "/etc/gitconfig",   "/etc/magic",      "/etc/locale.alias",  "/etc/environment",
+    "/etc/ld.so.cache", "/etc/ld.so.conf",   "/etc/ld.so.conf.d",  "/etc/alternatives",
+    "/etc/localtime",   "/etc/timezone",     "/etc/nsswitch.conf", "/etc/bash.bashrc",
+    "/etc/profile",     "/etc/inputrc",      "/etc/os-release",    "/etc/debian_version",
+    "/etc/shells",      "/etc/protocols",    "/etc/services",      "/etc/python3",
+    "/etc/python3.11",  "/etc/python3.12",   "/etc/python3.13",    "/etc/gitconfig",
+    "/etc/magic",       "/etc/locale.alias", "/etc/environment",
 };
 
 static const char *const top_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
@@ -511,6 +511,9 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                 send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
                 _exit(125);
         }
+        /* Announced before exec, so the parent learns of the start before
+         * the command can write a byte. */
+        send_msg(p->status_fd, SANDBOX_MSG_READY, 0, getpid(), NULL);
         execvpe(r->argv[0], r->argv, r->envp);
 fail:
         e = errno;
@@ -820,7 +823,6 @@ void sandbox_child(const struct sandbox_plan *p)
                 setup_fail(p, "fork command");
         if (cmd == 0)
                 run_command(p, &r);
-        send_msg(p->status_fd, SANDBOX_MSG_READY, 0, cmd, NULL);
         close_except(keep_status, 1);
         for (;;) {
                 pid_t w = waitpid(-1, &st, 0);

@@ -13,9 +13,10 @@
  * Usage: spawn [-n ROUNDS] [-w WARMUP] [-P PREWARM] [-S SETTLE_MS]
  *              [-W WORKSPACE] [-u UID] [-B posix|vfork]
  *              [-O bare|local|sandbox|bwrap]
- * -P sets exec_engine_opts.prewarm; the loop then runs SETTLE_MS (default
- *    20) before each timed call, untimed, as between two tool calls, so the
- *    pool can refill.
+ * -S runs the loop SETTLE_MS before every timed call, untimed: the pause
+ *    between two tool calls, in which a prewarmed engine refills its pool
+ *    and the kernel forgets recent work (default 0, or 20 with -P).
+ * -P sets exec_engine_opts.prewarm.
  * -u chowns the workspace to UID (a root-owned one takes the idmapped path).
  * -O runs one variant alone, for profiling with perf or strace.
  * Prints markdown tables and the targets from DESIGN.md; exits non-zero only
@@ -33,7 +34,7 @@ static const char *const vnames[NV] = {"bare", "local", "sandbox", "bwrap"};
 struct call {
         bool started, exited, removed;
         struct exec_result res;
-        uint64_t setup_us, teardown_us, t_end;
+        uint64_t setup_us, teardown_us, t_exit, t_end;
 };
 
 struct ctx {
@@ -45,7 +46,7 @@ struct ctx {
         bool bare_posix; /* -B posix: bare via posix_spawn instead of vfork */
         unsigned prewarm;
         uint64_t settle_ms;
-        struct bench_series s[NV], setup, teardown;
+        struct bench_series s[NV], setup, to_exit, teardown;
 };
 
 static char *true_argv[] = {"/bin/true", NULL};
@@ -62,6 +63,7 @@ static void on_exit_cb(struct exec *e, const struct exec_result *r, void *ud)
 {
         struct call *c = ud;
 
+        c->t_exit = bench_now_ns();
         c->exited = true;
         c->res = *r;
 }
@@ -87,7 +89,9 @@ static void settle_done(uv_timer_t *t)
 }
 
 /* Runs the loop for `ms` without timing anything: the pause between two
- * tool calls, in which a prewarmed engine refills its pool. */
+ * tool calls, in which a prewarmed engine refills its pool. Note that on
+ * cgroup v1 a pause longer than an RCU grace period makes the next move
+ * into a cgroup wait for a fresh grace period (milliseconds). */
 static void settle(struct ctx *cx, uint64_t ms)
 {
         uv_timer_t t;
@@ -102,7 +106,7 @@ static void settle(struct ctx *cx, uint64_t ms)
         uv_run(cx->loop, UV_RUN_NOWAIT);
 }
 
-static uint64_t run_exec(struct ctx *cx, int v, struct call *c)
+static uint64_t run_exec(struct ctx *cx, int v, struct call *c, uint64_t *to_exit)
 {
         struct exec_request req;
         struct exec *e;
@@ -110,8 +114,6 @@ static uint64_t run_exec(struct ctx *cx, int v, struct call *c)
         uint64_t t0;
         int rc;
 
-        if (cx->settle_ms > 0)
-                settle(cx, cx->settle_ms);
         memset(c, 0, sizeof(*c));
         memset(&req, 0, sizeof(req));
         req.isolation = v == V_SANDBOX ? EXEC_SANDBOX : EXEC_LOCAL;
@@ -135,26 +137,30 @@ static uint64_t run_exec(struct ctx *cx, int v, struct call *c)
                           c->res.error[0] ? ": " : "", c->res.error);
         if (!c->started)
                 bench_die("%s execution never reported on_start", vnames[v]);
+        *to_exit = c->t_exit - t0;
         return c->t_end - t0;
 }
 
 static void run_one(struct ctx *cx, int v, bool record)
 {
         struct call c;
-        uint64_t ns = 0;
+        uint64_t ns = 0, to_exit;
 
+        if (cx->settle_ms > 0)
+                settle(cx, cx->settle_ms);
         switch (v) {
         case V_BARE:
                 ns = cx->bare_posix ? bench_run_posix_spawn(true_argv)
                                     : bench_run_process(true_argv, false);
                 break;
         case V_LOCAL:
-                ns = run_exec(cx, v, &c);
+                ns = run_exec(cx, v, &c, &to_exit);
                 break;
         case V_SANDBOX:
-                ns = run_exec(cx, v, &c);
+                ns = run_exec(cx, v, &c, &to_exit);
                 if (record) {
                         series_add(&cx->setup, c.setup_us * 1000u);
+                        series_add(&cx->to_exit, to_exit);
                         series_add(&cx->teardown, c.teardown_us * 1000u);
                 }
                 break;
@@ -277,6 +283,7 @@ int main(int argc, char **argv)
         series_init(&cx.s[V_SANDBOX], "sandbox (exec_spawn)", (size_t)rounds);
         series_init(&cx.s[V_BWRAP], "bwrap --unshare-all", (size_t)rounds);
         series_init(&cx.setup, "sandbox setup_us (on_start)", (size_t)rounds);
+        series_init(&cx.to_exit, "sandbox exec_spawn to on_exit", (size_t)rounds);
         series_init(&cx.teardown, "sandbox teardown_us (on_remove)", (size_t)rounds);
         cx.s[V_BWRAP].skipped = cx.bwrap == NULL;
         for (i = 0; i < NV; i++)
@@ -303,7 +310,7 @@ int main(int argc, char **argv)
                "%ld warm-up; prewarm %u",
                rounds, warmup, cx.prewarm);
         if (cx.settle_ms > 0)
-                printf(", %llu ms untimed pause before each proctor call",
+                printf(", %llu ms untimed pause before each call",
                        (unsigned long long)cx.settle_ms);
         printf("; microseconds)\n\n");
         printf("| variant | median | p90 | min | median / bare | median / bwrap |\n");
@@ -314,6 +321,7 @@ int main(int argc, char **argv)
                 printf("\n| sandbox phase (proctor's own numbers) | median | p90 | min |\n");
                 printf("|---|---:|---:|---:|\n");
                 print_phase("setup_us: exec_spawn to command launched", &cx.setup);
+                print_phase("exec_spawn to on_exit (the result is known)", &cx.to_exit);
                 print_phase("teardown_us: exit reported to removed", &cx.teardown);
         }
         printf("\nworkspace %s (owner uid %s); exec_engine_new took %.0f us\n", ws,

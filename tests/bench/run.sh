@@ -1,0 +1,34 @@
+#!/bin/sh
+# Runs the benchmarks (make bench builds them first) and prints their
+# tables. Reports, does not gate: exits 0 even when a target is missed, and
+# non-zero only when a benchmark could not run at all (a failed execution).
+#
+# Four tables:
+#   1. spawn, back to back, no pool: the raw cost of building one sandbox
+#   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
+#   3. cli, back to back: whole `proctor exec` processes against bwrap
+#   4. cli, 100 ms between runs: a command run now and then
+# Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
+# CLI_IDLE_RUNS (30), PAUSE_MS (100).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+for b in build/bench/spawn build/bench/cli ./proctor; do
+        if [ ! -x "$b" ]; then
+                echo "run.sh: $b is missing: run make bench" >&2
+                exit 1
+        fi
+done
+
+status=0
+pause=${PAUSE_MS:-100}
+echo "## proctor benchmarks ($(uname -srm), $(nproc) cpus, uid $(id -u))"
+echo
+build/bench/spawn -n "${SPAWN_ROUNDS:-200}" || status=1
+echo
+build/bench/spawn -n "${SESSION_ROUNDS:-50}" -w 3 -P 1 -S "$pause" || status=1
+echo
+build/bench/cli -n "${CLI_RUNS:-100}" -p ./proctor || status=1
+echo
+build/bench/cli -n "${CLI_IDLE_RUNS:-30}" -w 2 -S "$pause" -p ./proctor || status=1
+exit $status

@@ -563,14 +563,16 @@ static void send_kill(struct exec *e)
         if (e->in_pool)
                 pool_unlink(e);
         if (e->iso == EXEC_SANDBOX) {
-                /* The init is pid 1: its death ends the whole namespace. */
+                /* The init is pid 1: its death makes the kernel kill every
+                 * process of the namespace; nothing can fork out of it. */
                 if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
                         kill(e->pid, SIGKILL);
         } else {
                 kill(-e->pid, SIGKILL);
+                /* Local children may have left the process group. */
+                if (e->cg != NULL)
+                        cgroup_kill(e->cg);
         }
-        if (e->cg != NULL)
-                cgroup_kill(e->cg);
         e->killed_sent = true;
 }
 

@@ -8,12 +8,13 @@
 #   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
 #   3. cli, back to back: whole `proctor exec` processes against bwrap
 #   4. cli, 100 ms between runs: a command run now and then
+#   5. kill: exec_kill of a sandbox whose fork bomb forks against its limit
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
 # CLI_IDLE_RUNS (30), PAUSE_MS (100).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-for b in build/bench/spawn build/bench/cli ./proctor; do
+for b in build/bench/spawn build/bench/cli build/bench/kill ./proctor; do
         if [ ! -x "$b" ]; then
                 echo "run.sh: $b is missing: run make bench" >&2
                 exit 1
@@ -31,4 +32,6 @@ echo
 build/bench/cli -n "${CLI_RUNS:-100}" -p ./proctor || status=1
 echo
 build/bench/cli -n "${CLI_IDLE_RUNS:-30}" -w 2 -S "$pause" -p ./proctor || status=1
+echo
+build/bench/kill -n "${KILL_ROUNDS:-20}" || status=1
 exit $status

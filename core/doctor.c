@@ -2,6 +2,7 @@
  * says what sandbox mode will enforce on this host and how to get more. */
 #include "core/doctor.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,11 +223,16 @@ int doctor_main(int argc, char **argv)
         struct smoke s;
         char err[256];
         json_t *j;
+        int rc;
 
         options_defaults(&o);
-        if (options_parse(argc, argv, &o, err, sizeof(err)) < 0 || o.argi < argc) {
-                fprintf(stderr, "proctor doctor: %s\nusage: proctor doctor [--json]\n",
-                        o.argi < argc ? "unexpected argument" : err);
+        rc = options_parse(argc, argv, &o, err, sizeof(err));
+        if (rc == 0 && o.argi < argc) {
+                snprintf(err, sizeof(err), "unexpected argument '%s'", argv[o.argi]);
+                rc = -EINVAL;
+        }
+        if (rc < 0) {
+                fprintf(stderr, "proctor doctor: %s\nusage: proctor doctor [--json]\n", err);
                 return 2;
         }
         if (o.help) {

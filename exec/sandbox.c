@@ -804,8 +804,12 @@ void sandbox_child(const struct sandbox_plan *p)
                 _exit(125);
         if (setsid() < 0)
                 setup_fail(p, "setsid");
-        if (p->isolate && p->switch_ids)
+        if (p->isolate && p->switch_ids) {
                 switch_ids(p);
+                /* A change of credentials clears the parent-death signal. If
+                 * the parent died in between, the request socket says so. */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+        }
         join_cgroup(p);
         if (p->isolate)
                 build_base(p);

@@ -1,0 +1,36 @@
+#!/bin/bash
+# proctor doctor: reports the host's isolation, proves it with a real
+# sandbox, and counts the seccomp policy.
+# as-user: yes
+. "$(dirname "$0")/lib.sh"
+
+out=$("$PROCTOR" doctor); rc=$?
+expect_eq "doctor exits 0 when sandboxes work" 0 $rc
+expect_match "smoke test ran" "sandbox smoke test: ok" "$out"
+expect_match "kernel reported" "kernel +Linux" "$out"
+expect_match "seccomp per ABI" "x86_64 +[0-9]+ allowed +[0-9]+ blocked" "$out"
+expect_match "enforcement listed" "sandbox mode enforces here" "$out"
+
+json=$("$PROCTOR" doctor --json)
+field() { printf '%s' "$json" | python3 -c "import sys, json; d = json.load(sys.stdin); print($1)"; }
+expect_eq "json: user namespaces" True "$(field 'd["user_namespaces"]')"
+expect_eq "json: smoke test ok" True "$(field 'd["sandbox_smoke_test"]["ok"]')"
+expect_eq "json: policy blocks at least 300 syscalls" True \
+        "$(field 'd["seccomp_policy"]["blocked"] >= 300')"
+expect_eq "json: native ABI listed first" x86_64 "$(field 'd["seccomp_policy"]["abis"][0]["abi"]')"
+expect_eq "json: landlock ABI is a number" True "$(field 'isinstance(d["landlock_abi"], int)')"
+if [ "$(id -u)" -eq 0 ]; then
+        expect_eq "root: runs as root" True "$(field 'd["root"]')"
+        expect_match "root: a cgroup version in use" "^v[12]$" "$(field 'd["cgroup_version"]')"
+        expect_eq "root: memory limit by cgroup" True "$(field '"cgroup" in d["enforced"]["memory"]')"
+else
+        # No delegated cgroup for a normal user here: doctor must say so
+        # and what sandbox mode falls back to.
+        expect_eq "user: no cgroup" none "$(field 'd["cgroup_version"]')"
+        expect_match "user: memory falls back to rlimits" "RLIMIT_AS" "$(field 'd["enforced"]["memory"]')"
+        expect_match "user: advice given" "delegat|root" "$(field '" ".join(d["advice"])')"
+fi
+err=$("$PROCTOR" doctor --bogus 2>&1); rc=$?
+expect_eq "doctor: unknown option exits 2" 2 $rc
+expect_match "doctor: unknown option named" "unknown option '--bogus'" "$err"
+finish

@@ -67,7 +67,6 @@ struct exec_engine {
         int idmap_userns;  /* userns mapping on-disk root to NOBODY_ID, or -1 */
         struct exec *list; /* every child, waiting or assigned */
         unsigned children; /* length of list */
-        uint64_t next_cg;
         /* Children made ahead of time for the next spawn (see pool_refill). */
         struct exec *pool;
         unsigned prewarm;
@@ -477,7 +476,9 @@ static enum exec_reason classify(struct exec *e, const struct cgroup_stats *cs,
                 return EXEC_SETUP_FAILED;
         if (e->has_pending)
                 return e->pending;
-        if (cs->oom_kills > 0)
+        /* An OOM kill inside counts when the command failed; a command that
+         * survived the loss of a child and exited 0 simply exited. */
+        if (cs->oom_kills > 0 && (r->signal != 0 || r->exit_code != 0))
                 return EXEC_OOM;
         if (r->signal == SIGXCPU || (over_cpu && (r->signal != 0 || r->exit_code > 128)))
                 return EXEC_CPU_LIMIT;
@@ -1003,7 +1004,9 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
         e->pidfd = -1;
         e->ctl_fd = -1;
         if (eng->cg != NULL) {
-                snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), ++eng->next_cg);
+                /* Unique per process, not per engine: names are global. */
+                static uint64_t next_cg;
+                snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), ++next_cg);
                 if ((rc = cgroup_create(eng->cg, name, NULL, &e->cg, err, errlen)) < 0)
                         goto fail;
         }

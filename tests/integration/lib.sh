@@ -120,16 +120,30 @@ no_process() { ! host_pids "$1" >/dev/null; }
 # wait_gone PATTERN SECONDS: no matching process remains within the time
 wait_gone() { wait_until "$2" no_process "$1"; }
 
+# The system python starts faster than a version manager's shim.
+T_PY=$(command -v /usr/bin/python3 || command -v python3)
+
 # json_eval PYTHON_EXPR < jsonl: evaluates the expression with `ev` bound to
 # the list of events (dicts) and prints the result (json for lists, dicts
 # and booleans, lowercase true/false).
 json_eval() {
-        python3 -c 'import sys, json
+        "$T_PY" -c 'import sys, json
 ev = [json.loads(l) for l in sys.stdin if l.strip()]
 def of(t): return [e for e in ev if e.get("type") == t]
 def out(stream=None): return "".join(e["data"] for e in of("exec.output") if stream is None or e.get("stream") == stream)
 v = eval(sys.argv[1])
 print(json.dumps(v) if isinstance(v, (dict, list, bool)) or v is None else v)' "$1"
+}
+
+# odd_event_orders FILE...: one --json run per file; prints the event types
+# of each run whose order is not create, start, output, exit, remove
+odd_event_orders() {
+        "$T_PY" -c 'import json, sys
+want = "exec.create exec.start exec.output exec.exit exec.remove"
+for f in sys.argv[1:]:
+    t = " ".join(json.loads(l)["type"] for l in open(f) if l.strip())
+    if t != want:
+        print(t)' "$@"
 }
 
 # compile_attack NAME: builds tests/integration/attacks/NAME.c into $WORK/NAME
@@ -145,3 +159,12 @@ cg_v1_dir() {
         path=$(awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
         [ -n "$path" ] && [ -d "/sys/fs/cgroup/$1" ] && echo "/sys/fs/cgroup/$1${path%/}"
 }
+
+# sandbox_bg / local_bg ARGS...: like sandbox / local_exec, in the
+# background, with proctor's own pid in $T_LAST_BG (a function run with &
+# would give the pid of a subshell instead). Redirect at the call; this
+# shell opens those files itself, so never a FIFO that nobody reads yet.
+sandbox_bg() { "$PROCTOR" exec --mode sandbox --workspace "$WORK" "$@" & T_LAST_BG=$!; track_pid $T_LAST_BG; }
+local_bg() { "$PROCTOR" exec --mode local --workspace "$WORK" "$@" & T_LAST_BG=$!; track_pid $T_LAST_BG; }
+# running PATTERN: some host process's command line matches
+running() { host_pids "$1" >/dev/null; }

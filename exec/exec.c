@@ -476,9 +476,9 @@ static enum exec_reason classify(struct exec *e, const struct cgroup_stats *cs,
                 return EXEC_SETUP_FAILED;
         if (e->has_pending)
                 return e->pending;
-        /* An OOM kill inside counts when the command failed; a command that
-         * survived the loss of a child and exited 0 simply exited. */
-        if (cs->oom_kills > 0 && (r->signal != 0 || r->exit_code != 0))
+        /* The memory limit ended a process of the sandbox: that is what the
+         * operator needs to know, even when the command shrugged it off. */
+        if (cs->oom_kills > 0)
                 return EXEC_OOM;
         if (r->signal == SIGXCPU || (over_cpu && (r->signal != 0 || r->exit_code > 128)))
                 return EXEC_CPU_LIMIT;

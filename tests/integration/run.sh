@@ -16,7 +16,7 @@ ensure_user() {
 
 run_one() { # script binary as_user
         local t=$1 bin=$2 who=$3 name out rc
-        name="$(basename "$t" .sh) [$(basename "$bin")${who:+ as $who}]"
+        name="$(basename "$t" .sh) [${bin#"$top"/}${who:+ as $who}]"
         out=$(mktemp)
         if [ -n "$who" ]; then
                 setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \

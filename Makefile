@@ -3,7 +3,8 @@
 
 CC      ?= cc
 PKGS    := ncursesw libuv jansson libseccomp
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# libcurl: headers only; it is loaded at run time by core/http (dlopen).
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 

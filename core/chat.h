@@ -1,0 +1,56 @@
+/* chat: the OpenAI chat-completions wire format. Builds streaming requests
+ * and assembles streamed chunks (content deltas, tool-call deltas split
+ * across chunks, usage, finish reason) into one assistant message. */
+#ifndef PROCTOR_CHAT_H
+#define PROCTOR_CHAT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct chat_tool_call {
+        char *id;        /* from the model, or "call_<n>" when it sent none */
+        char *name;
+        char *arguments; /* raw JSON text as streamed; may be invalid JSON */
+};
+
+struct chat_usage {
+        int64_t prompt_tokens, completion_tokens; /* -1 when not reported */
+};
+
+struct chat_message {
+        char *content; /* "" when none */
+        struct chat_tool_call *calls;
+        size_t ncalls;
+        struct chat_usage usage;
+        char *finish_reason; /* NULL when not reported */
+};
+
+void chat_message_free(struct chat_message *m);
+
+/* Assembles one streamed response. */
+struct chat_stream;
+
+/* on_delta receives each content fragment as it arrives. */
+struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n, void *ud),
+                                    void *ud);
+void chat_stream_free(struct chat_stream *s);
+
+/* One SSE data payload. Returns 0; 1 when it was "[DONE]"; -EBADMSG with err
+ * filled when the payload is not a valid chunk (not JSON, or an "error"
+ * object, whose message goes to err). */
+int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err,
+                      size_t errlen);
+
+/* Moves the assembled message out (tool calls in index order). */
+void chat_stream_take(struct chat_stream *s, struct chat_message *out);
+
+/* The request body: {"model", "messages", "tools" (omitted when empty),
+ * "stream": true, "stream_options": {"include_usage": true}}. */
+json_t *chat_request(const char *model, const json_t *messages, const json_t *tools);
+
+/* The assistant message as it goes back into the conversation. */
+json_t *chat_message_json(const struct chat_message *m);
+
+#endif

@@ -1,0 +1,27 @@
+/* sse: an incremental parser for server-sent events (text/event-stream), as
+ * streamed by OpenAI-compatible chat completions. Fed arbitrary chunks; never
+ * allocates per event beyond the line being assembled. */
+#ifndef PROCTOR_SSE_H
+#define PROCTOR_SSE_H
+
+#include <stddef.h>
+
+/* One complete event: `event` is the event name ("message" when none was
+ * given), `data` the data lines joined with '\n' (NUL-terminated, len bytes).
+ * Comments (lines starting with ':', keep-alives) are not reported. */
+typedef void (*sse_event_fn)(const char *event, const char *data, size_t len, void *ud);
+
+struct sse_parser;
+
+struct sse_parser *sse_new(sse_event_fn fn, void *ud);
+void sse_free(struct sse_parser *p);
+
+/* Feeds bytes; handles \n, \r\n and \r line ends split anywhere. Returns 0,
+ * or -E2BIG when one event exceeds the limit (default 8 MiB): the parser
+ * then skips to the next blank line. */
+int sse_feed(struct sse_parser *p, const char *buf, size_t n);
+
+/* End of stream: dispatches an event left without its final blank line. */
+void sse_finish(struct sse_parser *p);
+
+#endif

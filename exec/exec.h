@@ -11,6 +11,10 @@
 
 enum exec_isolation { EXEC_LOCAL, EXEC_SANDBOX };
 
+/* proctor's own binary as every sandbox sees it (read-only): sandbox mode
+ * runs the file tools with it (`proctor tool NAME`). */
+#define EXEC_SANDBOX_SELF "/.proctor/proctor"
+
 enum exec_ws_mode { EXEC_WS_RW, EXEC_WS_RO, EXEC_WS_OVERLAY, EXEC_WS_NONE };
 
 enum exec_reason {

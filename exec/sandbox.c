@@ -68,7 +68,9 @@ struct sandbox_host {
         struct sb_link links[SB_MAX_LINKS];
         struct sb_bind binds[SB_MAX_BINDS];
         unsigned nfiles, nlinks, nbinds;
-        unsigned long dev_keep; /* locked flags of the host's /dev */
+        unsigned long dev_keep;  /* locked flags of the host's /dev */
+        char self_exe[PATH_MAX]; /* proctor's own binary, for `proctor tool` */
+        unsigned long self_keep;
 };
 
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
@@ -169,12 +171,21 @@ int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen)
 {
         struct sandbox_host *h = calloc(1, sizeof(*h));
         struct stat st;
+        ssize_t n;
         size_t i;
         int rc = 0;
 
         if (h == NULL)
                 return -ENOMEM;
         h->dev_keep = sandbox_locked_flags("/dev/null");
+        n = readlink("/proc/self/exe", h->self_exe, sizeof(h->self_exe) - 1);
+        if (n <= 0) {
+                snprintf(err, errlen, "cannot find proctor's own binary: %s", strerror(errno));
+                free(h);
+                return -EIO;
+        }
+        h->self_exe[n] = '\0';
+        h->self_keep = sandbox_locked_flags(h->self_exe);
         rc = host_add_bind(h, "/usr", true);
         for (i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && rc == 0; i++) {
                 if (lstat(top_links[i], &st) != 0)
@@ -406,14 +417,21 @@ static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_r
  * /.oldroot until the workspace has been taken from it. */
 static void build_base(const struct sandbox_plan *p)
 {
-        static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", ".oldroot", NULL};
+        static const char *const dirs[] = {"usr", "etc",      "proc",     "dev",
+                                           "tmp", ".oldroot", ".proctor", NULL};
         const struct sandbox_host *h = p->host;
         unsigned i;
+        int self;
 
         if (sethostname("sandbox", 7) != 0)
                 setup_fail(p, "sethostname");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
                 setup_fail(p, "make / private");
+        /* Taken before /tmp is covered: the binary may live there. */
+        self =
+            (int)syscall(SYS_open_tree, AT_FDCWD, h->self_exe, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (self < 0)
+                setup_fail(p, "open proctor's binary");
         mount_tmpfs(p, "/tmp", "0755", 4u << 20);
         if (chdir("/tmp") != 0)
                 setup_fail(p, "chdir new root");
@@ -425,6 +443,15 @@ static void build_base(const struct sandbox_plan *p)
                         setup_fail(p, h->links[i].path);
         populate_etc(p);
         populate_dev(p);
+        /* proctor itself, read-only, so that file tools run inside. */
+        write_file(p, SANDBOX_SELF + 1, "", 0);
+        if (syscall(SYS_move_mount, self, "", AT_FDCWD, SANDBOX_SELF + 1,
+                    MOVE_MOUNT_F_EMPTY_PATH) != 0 ||
+            mount(NULL, SANDBOX_SELF + 1, NULL,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | h->self_keep,
+                  NULL) != 0)
+                setup_fail(p, SANDBOX_SELF);
+        close(self);
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
         if (syscall(SYS_pivot_root, ".", ".oldroot") != 0)

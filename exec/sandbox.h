@@ -15,6 +15,9 @@
 
 struct seccomp_policy;
 
+/* Where proctor's own binary appears inside every sandbox. */
+#define SANDBOX_SELF EXEC_SANDBOX_SELF
+
 /* Host facts read once per engine: /etc files copied into every sandbox,
  * the usrmerge links, mount flags that must be preserved on remount. */
 struct sandbox_host;

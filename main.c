@@ -5,14 +5,20 @@
 #include <string.h>
 
 #include "core/cmd_exec.h"
+#include "core/cmd_run.h"
+#include "core/config.h"
 #include "core/doctor.h"
 #include "core/options.h"
+#include "core/tools.h"
+#include "core/trace.h"
 
 static void print_help(void)
 {
         printf("proctor %s: watch and steer an LLM agent while it works\n\n"
                "usage:\n"
+               "  proctor run [options] PROMPT            a whole agent session, headless\n"
                "  proctor exec [options] -- CMD [ARG...]  run one command in one execution\n"
+               "  proctor replay --summary TRACE          what happened in a recorded session\n"
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor --help | --version\n\n"
                "options:\n%s\n"
@@ -20,13 +26,24 @@ static void print_help(void)
                PROCTOR_VERSION, options_help);
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
-        const char *cmd = argc > 1 ? argv[1] : NULL;
+        int rc;
 
         /* Writes to a closed pipe must fail with EPIPE, not kill proctor;
          * executions get the default disposition back before exec. */
         signal(SIGPIPE, SIG_IGN);
+        rc = dispatch(argc, argv);
+        config_release(); /* the options of any subcommand point into it */
+        return rc;
+}
+
+static int dispatch(int argc, char **argv)
+{
+        const char *cmd = argc > 1 ? argv[1] : NULL;
+
         if (cmd == NULL || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
             strcmp(cmd, "help") == 0) {
                 print_help();
@@ -40,6 +57,13 @@ int main(int argc, char **argv)
                 return cmd_exec_main(argc - 1, argv + 1);
         if (strcmp(cmd, "doctor") == 0)
                 return doctor_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "run") == 0)
+                return cmd_run_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "replay") == 0)
+                return trace_summary_main(argc - 1, argv + 1);
+        /* used inside sandboxes to run the file tools */
+        if (strcmp(cmd, "tool") == 0)
+                return tools_main(argc - 1, argv + 1);
         if (cmd[0] == '-')
                 fprintf(stderr, "proctor: unknown option '%s' (try 'proctor --help')\n", cmd);
         else

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 struct chat_tool_call {
-        char *id;        /* from the model, or "call_<n>" when it sent none */
+        char *id; /* from the model, or "call_<n>" when it sent none */
         char *name;
         char *arguments; /* raw JSON text as streamed; may be invalid JSON */
 };

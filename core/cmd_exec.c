@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/bus.h"
+#include "core/config.h"
 #include "core/exec_report.h"
 #include "core/options.h"
 
@@ -132,8 +133,7 @@ int cmd_exec_main(int argc, char **argv)
         int rc, i, status = 125;
         static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 
-        options_defaults(&o);
-        if (options_parse(argc, argv, &o, err, sizeof(err)) < 0)
+        if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0)
                 return usage_error(err);
         if (o.help) {
                 print_help();

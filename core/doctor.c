@@ -180,8 +180,8 @@ static void print_text(const json_t *j)
         printf("  user namespaces   %s\n",
                json_is_true(json_object_get(j, "user_namespaces")) ? "yes" : "NO");
         printf("  cgroups           %s", json_string_value(json_object_get(j, "cgroup_version")));
-        json_array_foreach(json_object_get(j, "cgroup_controllers"), i, v)
-            printf("%s%s", i == 0 ? ": " : ", ", json_string_value(v));
+        json_array_foreach (json_object_get(j, "cgroup_controllers"), i, v)
+                printf("%s%s", i == 0 ? ": " : ", ", json_string_value(v));
         printf("\n  seccomp           %s\n",
                json_is_true(json_object_get(j, "seccomp")) ? "yes" : "NO");
         printf("  landlock ABI      %d\n",
@@ -195,11 +195,12 @@ static void print_text(const json_t *j)
         v = json_object_get(j, "seccomp_policy");
         printf("\nseccomp policy (allowlist, default EPERM): %d blocked in all\n",
                (int)json_integer_value(json_object_get(v, "blocked")));
-        json_array_foreach(json_object_get(v, "abis"), i, a) printf(
-            "  %-8s %4d allowed %4d blocked%s\n", json_string_value(json_object_get(a, "abi")),
-            (int)json_integer_value(json_object_get(a, "allowed")),
-            (int)json_integer_value(json_object_get(a, "blocked")),
-            i > 0 ? " (foreign ABI: refused, process killed)" : "");
+        json_array_foreach (json_object_get(v, "abis"), i, a)
+                printf("  %-8s %4d allowed %4d blocked%s\n",
+                       json_string_value(json_object_get(a, "abi")),
+                       (int)json_integer_value(json_object_get(a, "allowed")),
+                       (int)json_integer_value(json_object_get(a, "blocked")),
+                       i > 0 ? " (foreign ABI: refused, process killed)" : "");
         v = json_object_get(j, "sandbox_smoke_test");
         if (json_is_true(json_object_get(v, "ok")))
                 printf("\nsandbox smoke test: ok (setup %.2f ms)\n",
@@ -208,12 +209,12 @@ static void print_text(const json_t *j)
                 printf("\nsandbox smoke test: FAILED: %s\n",
                        json_string_value(json_object_get(v, "error")));
         printf("\nsandbox mode enforces here:\n");
-        json_object_foreach(json_object_get(j, "enforced"), key, v)
-            printf("  %-12s %s\n", key, json_string_value(v));
+        json_object_foreach (json_object_get(j, "enforced"), key, v)
+                printf("  %-12s %s\n", key, json_string_value(v));
         if (json_array_size(json_object_get(j, "advice")) > 0)
                 printf("\nto do:\n");
-        json_array_foreach(json_object_get(j, "advice"), i, v)
-            printf("  - %s\n", json_string_value(v));
+        json_array_foreach (json_object_get(j, "advice"), i, v)
+                printf("  - %s\n", json_string_value(v));
 }
 
 int doctor_main(int argc, char **argv)

@@ -8,6 +8,7 @@
 
 struct exec_report {
         struct bus *bus;
+        char *call_id; /* set: output goes out as tool.output of that call */
         struct exec_report_hooks hooks;
         void *ud;
         uint64_t id;
@@ -55,11 +56,19 @@ static size_t utf8_tail(const char *buf, size_t n)
 
 static void emit_output(struct exec_report *r, enum exec_stream s, const char *buf, size_t n)
 {
+        const char *stream = s == EXEC_STDOUT ? "stdout" : "stderr";
+
         if (n == 0)
                 return;
-        bus_emit(r->bus, "exec.output",
-                 json_pack("{s:I,s:s,s:o}", "exec_id", (json_int_t)r->id, "stream",
-                           s == EXEC_STDOUT ? "stdout" : "stderr", "data", bus_string(buf, n)));
+        if (r->call_id != NULL)
+                bus_emit(r->bus, "tool.output",
+                         json_pack("{s:s,s:I,s:s,s:o}", "call_id", r->call_id, "exec_id",
+                                   (json_int_t)r->id, "stream", stream, "data",
+                                   bus_string(buf, n)));
+        else
+                bus_emit(r->bus, "exec.output",
+                         json_pack("{s:I,s:s,s:o}", "exec_id", (json_int_t)r->id, "stream", stream,
+                                   "data", bus_string(buf, n)));
 }
 
 static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_t n, void *ud)
@@ -136,6 +145,7 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
                            (json_int_t)teardown_us));
         if (r->hooks.on_remove != NULL)
                 r->hooks.on_remove(r->ud);
+        free(r->call_id);
         free(r);
 }
 
@@ -161,8 +171,13 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
         r->ud = ud;
         if (hooks != NULL)
                 r->hooks = *hooks;
+        if (call_id != NULL && (r->call_id = strdup(call_id)) == NULL) {
+                free(r);
+                return -ENOMEM;
+        }
         rc = exec_spawn(eng, req, &report_cbs, r, &e, err, errlen);
         if (rc < 0) {
+                free(r->call_id);
                 free(r);
                 return rc;
         }

@@ -19,8 +19,9 @@ struct exec_report_hooks {
 };
 
 /* Spawns `req` on `eng` and reports it on `bus`; `call_id` (may be NULL)
- * ties it to a tool call. When nothing could be started, returns -errno
- * with the reason in err and emits nothing. */
+ * ties it to a tool call, whose output then goes out as tool.output
+ * {call_id, exec_id, stream, data} instead of exec.output. When nothing could be started, returns
+ * -errno with the reason in err and emits nothing. */
 int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exec_request *req,
                       const char *call_id, const struct exec_report_hooks *hooks, void *ud,
                       struct exec **out, char *err, size_t errlen);

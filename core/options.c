@@ -23,17 +23,24 @@ const char options_help[] =
     "  --json                      print events as JSON lines on stdout\n"
     "  -h, --help                  show this help\n";
 
+void options_builtin(struct options *o)
+{
+        memset(o, 0, sizeof(*o));
+        o->mode = EXEC_LOCAL;
+        o->ws_mode = EXEC_WS_RW;
+        o->limits = exec_limits_default();
+        o->max_iterations = 100;
+        o->provider_retries = 3;
+        o->provider_timeout_ms = 60000;
+}
+
 void options_defaults(struct options *o)
 {
         const char *env = getenv("TOOL_EXECUTION_MODE");
 
-        memset(o, 0, sizeof(*o));
-        o->mode = EXEC_LOCAL;
+        options_builtin(o);
         if (env != NULL && env[0] != '\0')
                 options_parse_mode(env, &o->mode);
-        o->ws_mode = EXEC_WS_RW;
-        o->limits = exec_limits_default();
-        o->max_iterations = 100;
 }
 
 int options_parse_mode(const char *s, enum exec_isolation *out)

@@ -17,6 +17,8 @@ struct options {
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         uint64_t max_iterations;
+        unsigned provider_retries;    /* model call attempts after the first */
+        uint64_t provider_timeout_ms; /* no byte from the model endpoint for this long */
         const char *trace;
         const char *theme;
         const char *speed;
@@ -27,6 +29,10 @@ struct options {
         int argi; /* index of the first argument after the options */
 };
 
+/* The built-in defaults alone, without the environment (config_resolve
+ * layers the config file between the two). */
+void options_builtin(struct options *o);
+/* The built-in defaults, then TOOL_EXECUTION_MODE when it names a mode. */
 void options_defaults(struct options *o);
 
 /* Parses options from argv[1..] (argv[0] is the subcommand) up to "--" or

@@ -24,4 +24,16 @@ int sse_feed(struct sse_parser *p, const char *buf, size_t n);
 /* End of stream: dispatches an event left without its final blank line. */
 void sse_finish(struct sse_parser *p);
 
+/* The largest event accepted, in bytes (its data and name together), which
+ * also bounds the length of one line; 0 restores the default. */
+void sse_set_limit(struct sse_parser *p, size_t max);
+
+/* The last event ID seen ("id:" field; "" when none), which a reconnecting
+ * client sends back as Last-Event-ID. */
+const char *sse_last_id(const struct sse_parser *p);
+
+/* The reconnection delay the server asked for ("retry:" field), in ms;
+ * -1 when it sent none. */
+long long sse_retry_ms(const struct sse_parser *p);
+
 #endif

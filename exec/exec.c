@@ -569,6 +569,9 @@ static void send_kill(struct exec *e)
                 if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
                         kill(e->pid, SIGKILL);
         } else {
+                /* The init itself first: it may not lead its group yet. */
+                if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
+                        kill(e->pid, SIGKILL);
                 kill(-e->pid, SIGKILL);
                 /* Local children may have left the process group. */
                 if (e->cg != NULL)
@@ -1212,6 +1215,9 @@ static void child_assign(struct exec *e, const struct exec_request *req, const c
                 close(r.ws_tree_fd);
         env_free(envp);
         close_fd(&e->ctl_fd);
+        /* The loop's clock is from its last wake-up: bring it to now, or
+         * the wall-clock limit would be cut short by however long ago that was. */
+        uv_update_time(eng->loop);
         if (e->lim.timeout_ms > 0)
                 uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms, 0);
         uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);

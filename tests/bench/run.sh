@@ -3,18 +3,24 @@
 # tables. Reports, does not gate: exits 0 even when a target is missed, and
 # non-zero only when a benchmark could not run at all (a failed execution).
 #
-# Four tables:
+# Eight tables:
 #   1. spawn, back to back, no pool: the raw cost of building one sandbox
 #   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
 #   3. cli, back to back: whole `proctor exec` processes against bwrap
 #   4. cli, 100 ms between runs: a command run now and then
 #   5. kill: exec_kill of a sandbox whose fork bomb forks against its limit
+#   6. dispatch: a local-mode builtin tool call (parse + run + cap)
+#   7. viewmodel: events folded into the view model, and one frame's walk
+#      over 10,000 tool calls and 64 live executions
+#   8. sse: a streamed model response parsed and assembled, 4 KiB reads
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
-# CLI_IDLE_RUNS (30), PAUSE_MS (100).
+# CLI_IDLE_RUNS (30), PAUSE_MS (100), KILL_ROUNDS (20), DISPATCH_CALLS (100000),
+# VM_FRAMES (1000), SSE_ROUNDS (5).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-for b in build/bench/spawn build/bench/cli build/bench/kill ./proctor; do
+for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/dispatch build/bench/viewmodel \
+        ./proctor; do
         if [ ! -x "$b" ]; then
                 echo "run.sh: $b is missing: run make bench" >&2
                 exit 1
@@ -34,4 +40,12 @@ echo
 build/bench/cli -n "${CLI_IDLE_RUNS:-30}" -w 2 -S "$pause" -p ./proctor || status=1
 echo
 build/bench/kill -n "${KILL_ROUNDS:-20}" || status=1
+echo
+build/bench/dispatch -n "${DISPATCH_CALLS:-100000}" || status=1
+echo
+build/bench/viewmodel -f "${VM_FRAMES:-1000}" || status=1
+echo
+build/bench/sse -n "${SSE_ROUNDS:-5}" || status=1
+echo
+tests/bench/session.sh || status=1
 exit $status

@@ -1,0 +1,465 @@
+/* agent: the turn loop as a small state machine driven by callbacks:
+ * model call -> tool calls -> results -> next turn. It owns the
+ * conversation and keeps it consistent: an interrupted call still gets a
+ * result, and a cancelled model turn leaves no half message behind. */
+#include "core/agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tools.h"
+
+#define HISTORY 6 /* tool-call signatures remembered by the repetition guard */
+
+struct call {
+        char *id, *name, *arguments;
+        json_t *args; /* validated arguments, NULL when invalid */
+        struct tool_run *run;
+        int wait_for; /* index of an earlier call on the same path or key, or -1 */
+        bool started, done, ok;
+        char *result; /* what the model reads, capped */
+};
+
+struct agent {
+        struct agent_config cfg;
+        json_t *messages;
+        bool busy, in_model, interrupted, dispatching;
+        struct call *calls;
+        size_t ncalls, pending;
+        void (*on_end)(enum agent_status, void *);
+        void *ud;
+        struct agent_totals totals;
+        char *history[HISTORY];
+        const char *note; /* for the model after this turn's results */
+};
+
+static void start_turn(struct agent *a);
+static void start_ready_calls(struct agent *a);
+
+const char *agent_status_name(enum agent_status s)
+{
+        static const char *const names[] = {"completed", "interrupted", "failed", "max_iterations"};
+        return (unsigned)s < 4 ? names[s] : "unknown";
+}
+
+struct agent *agent_new(const struct agent_config *cfg)
+{
+        struct agent *a = calloc(1, sizeof(*a));
+
+        if (a == NULL)
+                return NULL;
+        a->cfg = *cfg;
+        if (a->cfg.max_iterations == 0)
+                a->cfg.max_iterations = 100;
+        if (a->cfg.output_cap == 0)
+                a->cfg.output_cap = TOOLS_OUTPUT_CAP;
+        a->messages = json_array();
+        if (cfg->system_prompt != NULL)
+                json_array_append_new(a->messages, json_pack("{s:s,s:s}", "role", "system",
+                                                             "content", cfg->system_prompt));
+        return a;
+}
+
+static void free_calls(struct agent *a)
+{
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++) {
+                free(a->calls[i].id);
+                free(a->calls[i].name);
+                free(a->calls[i].arguments);
+                free(a->calls[i].result);
+                json_decref(a->calls[i].args);
+        }
+        free(a->calls);
+        a->calls = NULL;
+        a->ncalls = 0;
+}
+
+void agent_free(struct agent *a)
+{
+        size_t i;
+
+        if (a == NULL)
+                return;
+        free_calls(a);
+        for (i = 0; i < HISTORY; i++)
+                free(a->history[i]);
+        json_decref(a->messages);
+        free(a);
+}
+
+bool agent_busy(const struct agent *a)
+{
+        return a->busy;
+}
+
+const struct agent_totals *agent_totals(const struct agent *a)
+{
+        return &a->totals;
+}
+
+static void emit(struct agent *a, const char *type, json_t *fields)
+{
+        bus_emit(a->cfg.bus, type, fields);
+}
+
+static void end_sequence(struct agent *a, enum agent_status st)
+{
+        a->busy = false;
+        a->in_model = false;
+        free_calls(a);
+        if (a->on_end != NULL)
+                a->on_end(st, a->ud);
+}
+
+static void end_turn(struct agent *a, enum agent_status st, bool sequence_over)
+{
+        emit(a, "turn.end", json_pack("{s:I}", "turn", (json_int_t)a->totals.turns));
+        if (sequence_over)
+                end_sequence(a, st);
+}
+
+int agent_prompt(struct agent *a, const char *text, void (*on_end)(enum agent_status, void *),
+                 void *ud)
+{
+        if (a->busy)
+                return -EBUSY;
+        a->busy = true;
+        a->interrupted = false;
+        a->on_end = on_end;
+        a->ud = ud;
+        json_array_append_new(a->messages, json_pack("{s:s,s:s}", "role", "user", "content", text));
+        emit(a, "user.message", json_pack("{s:s}", "text", text));
+        start_turn(a);
+        return 0;
+}
+
+/* ---- the model's turn ---- */
+
+static void on_delta(const char *text, size_t n, void *ud)
+{
+        emit(ud, "model.delta", json_pack("{s:o}", "text", bus_string(text, n)));
+}
+
+static void on_error(const char *message, int http_status, int64_t retry_in_ms, bool final,
+                     void *ud)
+{
+        struct agent *a = ud;
+
+        emit(a, "model.error",
+             json_pack("{s:s,s:i,s:I,s:b}", "message", message, "http_status", http_status,
+                       "retry_in_ms", (json_int_t)(final ? 0 : retry_in_ms), "final", final));
+        if (final) {
+                a->in_model = false;
+                end_turn(a, AGENT_FAILED, true);
+        }
+}
+
+static json_t *usage_json(const struct chat_usage *u)
+{
+        json_t *j = json_object();
+
+        if (u->prompt_tokens >= 0)
+                json_object_set_new(j, "prompt_tokens", json_integer(u->prompt_tokens));
+        if (u->completion_tokens >= 0)
+                json_object_set_new(j, "completion_tokens", json_integer(u->completion_tokens));
+        return j;
+}
+
+static void emit_message(struct agent *a, const struct chat_message *m)
+{
+        json_t *calls = json_array();
+        size_t i;
+
+        for (i = 0; i < m->ncalls; i++)
+                json_array_append_new(calls, json_pack("{s:s,s:s,s:s}", "id", m->calls[i].id,
+                                                       "name", m->calls[i].name, "arguments",
+                                                       m->calls[i].arguments));
+        emit(a, "model.message",
+             json_pack("{s:o,s:o,s:o}", "content", bus_string(m->content, strlen(m->content)),
+                       "tool_calls", calls, "usage", usage_json(&m->usage)));
+}
+
+/* The repetition guard: three identical calls in a row, or a short cycle
+ * (ABAB, ABCABC) repeated, gets a note to the model instead of a loop. */
+static const char *check_repetition(struct agent *a, const struct call *c)
+{
+        size_t len = strlen(c->name) + strlen(c->arguments) + 2;
+        char *sig = malloc(len);
+        char **h = a->history;
+        int p;
+
+        if (sig == NULL)
+                return NULL;
+        snprintf(sig, len, "%s\x1f%s", c->name, c->arguments);
+        free(h[0]);
+        memmove(h, h + 1, (HISTORY - 1) * sizeof(*h));
+        h[HISTORY - 1] = sig;
+        if (h[HISTORY - 3] != NULL && strcmp(h[HISTORY - 3], sig) == 0 &&
+            strcmp(h[HISTORY - 2], sig) == 0)
+                return "proctor: you have made the same tool call three times in a row; its "
+                       "result will not change. Try something different, or answer with what "
+                       "you have.";
+        for (p = 2; p <= 3; p++) {
+                int i, same = h[HISTORY - 2 * p] != NULL;
+                for (i = 0; same && i < p; i++)
+                        same = strcmp(h[HISTORY - 1 - i], h[HISTORY - 1 - i - p]) == 0;
+                if (same)
+                        return "proctor: you are repeating the same short cycle of tool calls; "
+                               "the results will not change. Try something different, or "
+                               "answer with what you have.";
+        }
+        return NULL;
+}
+
+/* A call that names the same path or cache key as an earlier one in the
+ * message waits for it; all others run at once. */
+static int dependency(struct agent *a, size_t i)
+{
+        const char *key = NULL;
+        size_t j;
+
+        if (a->calls[i].args != NULL) {
+                json_t *k = json_object_get(a->calls[i].args, "path");
+                if (k == NULL)
+                        k = json_object_get(a->calls[i].args, "key");
+                key = json_string_value(k);
+        }
+        for (j = i; key != NULL && j-- > 0;) {
+                json_t *k;
+                if (a->calls[j].args == NULL)
+                        continue;
+                k = json_object_get(a->calls[j].args, "path");
+                if (k == NULL)
+                        k = json_object_get(a->calls[j].args, "key");
+                if (json_is_string(k) && strcmp(json_string_value(k), key) == 0)
+                        return (int)j;
+        }
+        return -1;
+}
+
+static void on_message(struct chat_message *m, void *ud)
+{
+        struct agent *a = ud;
+        size_t i;
+
+        a->in_model = false;
+        if (m->usage.prompt_tokens > 0)
+                a->totals.prompt_tokens += m->usage.prompt_tokens;
+        if (m->usage.completion_tokens > 0)
+                a->totals.completion_tokens += m->usage.completion_tokens;
+        emit_message(a, m);
+        json_array_append_new(a->messages, chat_message_json(m));
+        if (m->ncalls == 0) {
+                chat_message_free(m);
+                free(m);
+                end_turn(a, AGENT_COMPLETED, true);
+                return;
+        }
+        a->calls = calloc(m->ncalls, sizeof(*a->calls));
+        a->ncalls = a->calls != NULL ? m->ncalls : 0;
+        a->note = NULL;
+        for (i = 0; i < a->ncalls; i++) {
+                struct call *c = &a->calls[i];
+                char err[512];
+                c->id = strdup(m->calls[i].id);
+                c->name = strdup(m->calls[i].name);
+                c->arguments = strdup(m->calls[i].arguments);
+                emit(a, "tool.call",
+                     json_pack("{s:s,s:s,s:s}", "call_id", c->id, "name", c->name, "arguments",
+                               c->arguments));
+                a->totals.tool_calls++;
+                if (tools_parse_args(c->name, c->arguments, &c->args, err, sizeof(err)) < 0) {
+                        c->args = NULL;
+                        c->result = strdup(err);
+                }
+                if (a->note == NULL)
+                        a->note = check_repetition(a, c);
+                c->wait_for = dependency(a, i);
+        }
+        chat_message_free(m);
+        free(m);
+        a->pending = a->ncalls;
+        start_ready_calls(a);
+}
+
+static void start_turn(struct agent *a)
+{
+        static const struct provider_callbacks cbs = {on_delta, on_message, on_error};
+        struct provider *p = a->cfg.provider;
+        int rc;
+
+        if (a->interrupted) {
+                end_sequence(a, AGENT_INTERRUPTED);
+                return;
+        }
+        if (p->scripted && p->exhausted) {
+                end_sequence(a, AGENT_COMPLETED);
+                return;
+        }
+        if (a->totals.turns >= a->cfg.max_iterations) {
+                end_sequence(a, AGENT_MAX_ITERATIONS);
+                return;
+        }
+        a->totals.turns++;
+        emit(a, "turn.start", json_pack("{s:I}", "turn", (json_int_t)a->totals.turns));
+        a->in_model = true;
+        rc = p->ops->request(p, a->messages, tools_schemas(), &cbs, a);
+        if (rc < 0) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "the model could not be called: %s", strerror(-rc));
+                on_error(msg, 0, 0, true, a);
+        }
+}
+
+/* ---- tool calls ---- */
+
+static void finish_turn(struct agent *a)
+{
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++)
+                json_array_append_new(a->messages,
+                                      json_pack("{s:s,s:s,s:s}", "role", "tool", "tool_call_id",
+                                                a->calls[i].id, "content", a->calls[i].result));
+        if (a->note != NULL && !a->interrupted) {
+                json_array_append_new(a->messages,
+                                      json_pack("{s:s,s:s}", "role", "user", "content", a->note));
+                emit(a, "session.note", json_pack("{s:s}", "text", a->note));
+        }
+        free_calls(a);
+        end_turn(a, AGENT_INTERRUPTED, a->interrupted);
+        if (a->busy)
+                start_turn(a);
+}
+
+static void complete_call(struct agent *a, struct call *c, bool ok, const char *text, size_t len,
+                          int exit_code, uint64_t duration_ms)
+{
+        size_t out_len;
+        bool truncated;
+        char *capped = tools_cap(text, len, a->cfg.output_cap, &out_len, &truncated);
+
+        free(c->result);
+        c->result = capped != NULL ? capped : strdup("");
+        c->ok = ok;
+        c->done = true;
+        c->run = NULL;
+        emit(a, "tool.result",
+             json_pack("{s:s,s:b,s:o,s:i,s:I,s:b}", "call_id", c->id, "ok", ok, "output",
+                       bus_string(c->result, strlen(c->result)), "exit_code", exit_code,
+                       "duration_ms", (json_int_t)duration_ms, "truncated", truncated));
+        a->pending--;
+        if (a->dispatching)
+                return;
+        if (a->pending == 0)
+                finish_turn(a);
+        else
+                start_ready_calls(a);
+}
+
+static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
+{
+        struct agent *a = ud;
+        size_t i;
+
+        for (i = 0; i < a->ncalls && a->calls[i].run != r; i++)
+                ;
+        if (i < a->ncalls)
+                complete_call(a, &a->calls[i], o->ok, o->output, o->len, o->exit_code,
+                              o->duration_ms);
+}
+
+static void start_call(struct agent *a, struct call *c)
+{
+        char err[512];
+
+        c->started = true;
+        if (c->args == NULL) {
+                complete_call(a, c, false, c->result, strlen(c->result), -1, 0);
+                return;
+        }
+        if (a->interrupted) {
+                complete_call(a, c, false, "interrupted by the operator", 27, -1, 0);
+                return;
+        }
+        /* dispatch_start sets c->run before a builtin completes at once */
+        if (dispatch_start(a->cfg.dx, c->id, c->name, c->args, on_done, a, &c->run, err,
+                           sizeof(err)) < 0) {
+                char msg[600];
+                c->run = NULL;
+                snprintf(msg, sizeof(msg), "the tool could not be started: %s", err);
+                complete_call(a, c, false, msg, strlen(msg), -1, 0);
+        }
+}
+
+static void start_ready_calls(struct agent *a)
+{
+        size_t i;
+
+        a->dispatching = true;
+        for (i = 0; i < a->ncalls; i++) {
+                struct call *c = &a->calls[i];
+                if (!c->started && (c->wait_for < 0 || a->calls[c->wait_for].done))
+                        start_call(a, c);
+        }
+        a->dispatching = false;
+        if (a->pending == 0)
+                finish_turn(a);
+}
+
+/* ---- the operator ---- */
+
+unsigned agent_kill_all(struct agent *a)
+{
+        unsigned n = 0;
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++) {
+                uint64_t id;
+                if (a->calls[i].run == NULL || a->calls[i].done)
+                        continue;
+                id = dispatch_kill(a->calls[i].run, a->interrupted ? "interrupted by the operator"
+                                                                   : "killed by the operator");
+                if (id != 0) {
+                        emit(a, "operator.kill", json_pack("{s:I}", "exec_id", (json_int_t)id));
+                        n++;
+                }
+        }
+        return n;
+}
+
+void agent_interrupt(struct agent *a)
+{
+        if (!a->busy || a->interrupted)
+                return;
+        a->interrupted = true;
+        emit(a, "operator.interrupt", json_pack("{s:I}", "turn", (json_int_t)a->totals.turns));
+        if (a->in_model) {
+                a->cfg.provider->ops->cancel(a->cfg.provider);
+                a->in_model = false;
+                end_turn(a, AGENT_INTERRUPTED, true);
+                return;
+        }
+        agent_kill_all(a);
+        /* calls waiting on others are answered when their turn comes */
+}
+
+int agent_kill_exec(struct agent *a, uint64_t exec_id)
+{
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++) {
+                struct call *c = &a->calls[i];
+                if (c->run != NULL && !c->done && dispatch_exec_id(c->run) == exec_id &&
+                    dispatch_kill(c->run, "killed by the operator") == exec_id) {
+                        emit(a, "operator.kill",
+                             json_pack("{s:I}", "exec_id", (json_int_t)exec_id));
+                        return 0;
+                }
+        }
+        return -ESRCH;
+}

@@ -1,0 +1,479 @@
+/* chat: the OpenAI chat-completions wire format: request bodies, and one
+ * assistant message assembled from its streamed chunks. Tool-call arguments
+ * are kept byte for byte as streamed: this module never repairs, parses or
+ * re-encodes them, so what the model sent is what the operator sees. */
+#include "core/chat.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A model sends a handful of calls per message; a stream claiming more is
+ * broken or hostile, and each fragment costs a search over the calls. */
+#define CHAT_MAX_CALLS 1024
+
+/* What the stream keeps about each call beside the call itself. */
+struct call_state {
+        int64_t index; /* the wire "index": calls are kept sorted by it */
+        size_t args_len, args_cap;
+        bool id_generated; /* id is "call_<index>" until the model sends one */
+};
+
+struct chat_stream {
+        void (*on_delta)(const char *text, size_t n, void *ud);
+        void *ud;
+        char *content;
+        size_t content_len, content_cap;
+        /* Two parallel arrays, so that chat_stream_take can hand `calls`
+         * over without allocating. */
+        struct chat_tool_call *calls;
+        struct call_state *state;
+        size_t ncalls, cap;
+        int64_t last_index; /* where a fragment without "index" goes; -1: none */
+        struct chat_usage usage;
+        char *finish_reason;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...)
+{
+        va_list ap;
+
+        if (err != NULL && errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return -EBADMSG;
+}
+
+/* Appends to a NUL-terminated string that grows by doubling. */
+static int append(char **p, size_t *len, size_t *cap, const char *s, size_t n)
+{
+        if (*p == NULL || *len + n >= *cap) {
+                size_t ncap = *cap ? *cap : 64;
+                char *np;
+
+                while (ncap <= *len + n) {
+                        if (ncap > SIZE_MAX / 2)
+                                return -ENOMEM;
+                        ncap *= 2;
+                }
+                np = realloc(*p, ncap);
+                if (np == NULL)
+                        return -ENOMEM;
+                *p = np;
+                *cap = ncap;
+        }
+        memcpy(*p + *len, s, n);
+        *len += n;
+        (*p)[*len] = '\0';
+        return 0;
+}
+
+static void reset(struct chat_stream *s)
+{
+        s->content = NULL;
+        s->content_len = s->content_cap = 0;
+        s->calls = NULL;
+        s->state = NULL;
+        s->ncalls = s->cap = 0;
+        s->last_index = -1;
+        s->usage.prompt_tokens = s->usage.completion_tokens = -1;
+        s->finish_reason = NULL;
+}
+
+struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n, void *ud),
+                                    void *ud)
+{
+        struct chat_stream *s = calloc(1, sizeof(*s));
+
+        if (s == NULL)
+                return NULL;
+        s->on_delta = on_delta;
+        s->ud = ud;
+        reset(s);
+        return s;
+}
+
+static void free_calls(struct chat_tool_call *calls, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                free(calls[i].id);
+                free(calls[i].name);
+                free(calls[i].arguments);
+        }
+        free(calls);
+}
+
+void chat_stream_free(struct chat_stream *s)
+{
+        if (s == NULL)
+                return;
+        free(s->content);
+        free_calls(s->calls, s->ncalls);
+        free(s->state);
+        free(s->finish_reason);
+        free(s);
+}
+
+void chat_message_free(struct chat_message *m)
+{
+        if (m == NULL)
+                return;
+        free(m->content);
+        free_calls(m->calls, m->ncalls);
+        free(m->finish_reason);
+        memset(m, 0, sizeof(*m));
+}
+
+static int grow_calls(struct chat_stream *s)
+{
+        size_t ncap = s->cap ? s->cap * 2 : 4;
+        struct chat_tool_call *nc;
+        struct call_state *ns;
+
+        nc = realloc(s->calls, ncap * sizeof(*nc));
+        if (nc == NULL)
+                return -ENOMEM;
+        s->calls = nc;
+        ns = realloc(s->state, ncap * sizeof(*ns));
+        if (ns == NULL)
+                return -ENOMEM;
+        s->state = ns;
+        s->cap = ncap;
+        return 0;
+}
+
+/* Everything a call needs is allocated here, so that taking the message
+ * later cannot fail: an empty name and arguments, and "call_<index>" as
+ * the id until the model sends its own. */
+static int insert_call(struct chat_stream *s, size_t pos, int64_t index)
+{
+        struct chat_tool_call c = {0};
+        char id[32];
+
+        if (s->ncalls >= CHAT_MAX_CALLS)
+                return -E2BIG;
+        if (s->ncalls == s->cap && grow_calls(s) < 0)
+                return -ENOMEM;
+        snprintf(id, sizeof(id), "call_%lld", (long long)index);
+        c.id = strdup(id);
+        c.name = strdup("");
+        c.arguments = calloc(1, 16);
+        if (c.id == NULL || c.name == NULL || c.arguments == NULL) {
+                free(c.id);
+                free(c.name);
+                free(c.arguments);
+                return -ENOMEM;
+        }
+        memmove(s->calls + pos + 1, s->calls + pos, (s->ncalls - pos) * sizeof(*s->calls));
+        memmove(s->state + pos + 1, s->state + pos, (s->ncalls - pos) * sizeof(*s->state));
+        s->calls[pos] = c;
+        s->state[pos] = (struct call_state){
+            .index = index, .args_len = 0, .args_cap = 16, .id_generated = true};
+        s->ncalls++;
+        return 0;
+}
+
+/* The position of the call with this index, created when new. */
+static int call_at(struct chat_stream *s, int64_t index, size_t *pos)
+{
+        size_t i;
+        int rc;
+
+        for (i = 0; i < s->ncalls && s->state[i].index < index; i++)
+                ;
+        if (i == s->ncalls || s->state[i].index != index) {
+                rc = insert_call(s, i, index);
+                if (rc < 0)
+                        return rc;
+        }
+        *pos = i;
+        return 0;
+}
+
+/* Some servers leave "index" out. A new id starts a new call; a fragment
+ * with neither continues the call before it. */
+static int call_without_index(struct chat_stream *s, const char *id, size_t *pos)
+{
+        int64_t index = 0;
+        size_t i;
+
+        if (id != NULL) {
+                for (i = 0; i < s->ncalls; i++) {
+                        if (!s->state[i].id_generated && strcmp(s->calls[i].id, id) == 0) {
+                                *pos = i;
+                                return 0;
+                        }
+                }
+                if (s->ncalls > 0)
+                        index = s->state[s->ncalls - 1].index + 1;
+        } else if (s->last_index >= 0) {
+                index = s->last_index;
+        }
+        return call_at(s, index, pos);
+}
+
+static int replace(char **dst, const char *src)
+{
+        char *copy = strdup(src);
+
+        if (copy == NULL)
+                return -ENOMEM;
+        free(*dst);
+        *dst = copy;
+        return 0;
+}
+
+static int add_arguments(struct chat_stream *s, size_t pos, const json_t *args)
+{
+        struct call_state *st = &s->state[pos];
+        char *text;
+        int rc;
+
+        if (json_is_string(args))
+                return append(&s->calls[pos].arguments, &st->args_len, &st->args_cap,
+                              json_string_value(args), json_string_length(args));
+        /* Some servers send the arguments already parsed. */
+        if (!json_is_object(args) && !json_is_array(args))
+                return 0;
+        text = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (text == NULL)
+                return -ENOMEM;
+        rc = append(&s->calls[pos].arguments, &st->args_len, &st->args_cap, text, strlen(text));
+        free(text);
+        return rc;
+}
+
+/* One entry of delta.tool_calls: the first fragment of a call brings its
+ * id and name, the rest bring pieces of its arguments. */
+static int add_tool_fragment(struct chat_stream *s, const json_t *tc, char *err, size_t errlen)
+{
+        const json_t *jindex = json_object_get(tc, "index");
+        const json_t *fn = json_object_get(tc, "function");
+        const char *id = json_string_value(json_object_get(tc, "id"));
+        const char *name = json_string_value(json_object_get(fn, "name"));
+        size_t pos;
+        int rc;
+
+        if (id != NULL && *id == '\0')
+                id = NULL;
+        if (json_is_integer(jindex) && json_integer_value(jindex) >= 0)
+                rc = call_at(s, json_integer_value(jindex), &pos);
+        else
+                rc = call_without_index(s, id, &pos);
+        if (rc == -E2BIG)
+                return fail(err, errlen, "more than %d tool calls in one message", CHAT_MAX_CALLS);
+        if (rc < 0)
+                return rc;
+        s->last_index = s->state[pos].index;
+        if (id != NULL && s->state[pos].id_generated) {
+                if (replace(&s->calls[pos].id, id) < 0)
+                        return -ENOMEM;
+                s->state[pos].id_generated = false;
+        }
+        /* The name comes whole, once; servers that repeat it are not
+         * appending to it. */
+        if (name != NULL && *name != '\0' && s->calls[pos].name[0] == '\0') {
+                if (replace(&s->calls[pos].name, name) < 0)
+                        return -ENOMEM;
+        }
+        return add_arguments(s, pos, json_object_get(fn, "arguments"));
+}
+
+static int add_content(struct chat_stream *s, const json_t *content)
+{
+        size_t n = json_string_length(content);
+        int rc;
+
+        if (!json_is_string(content) || n == 0)
+                return 0;
+        rc = append(&s->content, &s->content_len, &s->content_cap, json_string_value(content), n);
+        if (rc < 0)
+                return rc;
+        if (s->on_delta != NULL)
+                s->on_delta(json_string_value(content), n, s->ud);
+        return 0;
+}
+
+static void read_usage(struct chat_stream *s, const json_t *usage)
+{
+        const json_t *p = json_object_get(usage, "prompt_tokens");
+        const json_t *c = json_object_get(usage, "completion_tokens");
+
+        if (json_is_integer(p))
+                s->usage.prompt_tokens = json_integer_value(p);
+        if (json_is_integer(c))
+                s->usage.completion_tokens = json_integer_value(c);
+}
+
+/* The first choice (n is always 1 here); other choices are ignored. */
+static const json_t *first_choice(const json_t *choices)
+{
+        size_t i;
+
+        for (i = 0; i < json_array_size(choices); i++) {
+                const json_t *c = json_array_get(choices, i);
+                const json_t *index = json_object_get(c, "index");
+
+                if (json_is_object(c) && (index == NULL || json_integer_value(index) == 0))
+                        return c;
+        }
+        return NULL;
+}
+
+static int add_chunk(struct chat_stream *s, const json_t *root, char *err, size_t errlen)
+{
+        const json_t *choice, *delta, *reason, *calls;
+        size_t i;
+        int rc;
+
+        if (json_is_object(json_object_get(root, "usage")))
+                read_usage(s, json_object_get(root, "usage"));
+        choice = first_choice(json_object_get(root, "choices"));
+        if (choice == NULL)
+                return 0;
+        reason = json_object_get(choice, "finish_reason");
+        if (json_is_string(reason) && replace(&s->finish_reason, json_string_value(reason)) < 0)
+                return -ENOMEM;
+        delta = json_object_get(choice, "delta");
+        if (!json_is_object(delta))
+                delta = json_object_get(choice, "message");
+        rc = add_content(s, json_object_get(delta, "content"));
+        calls = json_object_get(delta, "tool_calls");
+        for (i = 0; rc == 0 && i < json_array_size(calls); i++) {
+                if (json_is_object(json_array_get(calls, i)))
+                        rc = add_tool_fragment(s, json_array_get(calls, i), err, errlen);
+        }
+        return rc;
+}
+
+/* The text of an "error" member: its message when it has one. */
+static int stream_error(const json_t *error, char *err, size_t errlen)
+{
+        const json_t *msg = json_is_object(error) ? json_object_get(error, "message") : error;
+        char *text;
+        int rc;
+
+        if (json_is_string(msg) && json_string_length(msg) > 0)
+                return fail(err, errlen, "%s", json_string_value(msg));
+        text = json_dumps(error, JSON_COMPACT | JSON_ENCODE_ANY);
+        rc = fail(err, errlen, "the server reported an error: %s", text != NULL ? text : "?");
+        free(text);
+        return rc;
+}
+
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err, size_t errlen)
+{
+        const json_t *error;
+        json_error_t jerr;
+        json_t *root;
+        int rc;
+
+        while (len > 0 && is_space(data[0])) {
+                data++;
+                len--;
+        }
+        while (len > 0 && is_space(data[len - 1]))
+                len--;
+        /* An empty payload carries nothing: servers use it as a keep-alive. */
+        if (len == 0)
+                return 0;
+        if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
+                return 1;
+        root = json_loadb(data, len, JSON_ALLOW_NUL, &jerr);
+        if (root == NULL)
+                return fail(err, errlen, "malformed stream chunk: %s", jerr.text);
+        error = json_object_get(root, "error");
+        if (!json_is_object(root))
+                rc = fail(err, errlen, "malformed stream chunk: not a JSON object");
+        else if (error != NULL && !json_is_null(error))
+                rc = stream_error(error, err, errlen);
+        else
+                rc = add_chunk(s, root, err, errlen);
+        json_decref(root);
+        return rc;
+}
+
+void chat_stream_take(struct chat_stream *s, struct chat_message *out)
+{
+        out->content = s->content != NULL ? s->content : strdup("");
+        out->calls = s->calls;
+        out->ncalls = s->ncalls;
+        out->usage = s->usage;
+        out->finish_reason = s->finish_reason;
+        free(s->state);
+        reset(s);
+}
+
+json_t *chat_request(const char *model, const json_t *messages, const json_t *tools)
+{
+        json_t *body = json_object();
+        json_t *opts = json_object();
+        int rc = 0;
+
+        if (body == NULL || opts == NULL || model == NULL) {
+                json_decref(body);
+                json_decref(opts);
+                return NULL;
+        }
+        rc |= json_object_set_new(body, "model", json_string(model));
+        /* A copy: the caller goes on appending to its conversation while
+         * this body may still be sent again on a retry. */
+        rc |= json_object_set_new(body, "messages",
+                                  messages != NULL ? json_deep_copy(messages) : json_array());
+        if (tools != NULL && !(json_is_array(tools) && json_array_size(tools) == 0))
+                rc |= json_object_set_new(body, "tools", json_deep_copy(tools));
+        rc |= json_object_set_new(body, "stream", json_true());
+        rc |= json_object_set_new(opts, "include_usage", json_true());
+        rc |= json_object_set_new(body, "stream_options", opts);
+        if (rc != 0) {
+                json_decref(body);
+                return NULL;
+        }
+        return body;
+}
+
+static json_t *tool_call_json(const struct chat_tool_call *c)
+{
+        return json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", c->id != NULL ? c->id : "", "type",
+                         "function", "function", "name", c->name != NULL ? c->name : "",
+                         "arguments", c->arguments != NULL ? c->arguments : "");
+}
+
+json_t *chat_message_json(const struct chat_message *m)
+{
+        const char *content = m->content != NULL ? m->content : "";
+        json_t *msg, *calls;
+        int rc = 0;
+        size_t i;
+
+        msg = json_object();
+        if (msg == NULL)
+                return NULL;
+        rc |= json_object_set_new(msg, "role", json_string("assistant"));
+        /* Like OpenAI itself: no text beside tool calls is null, not "". */
+        rc |= json_object_set_new(
+            msg, "content", *content == '\0' && m->ncalls > 0 ? json_null() : json_string(content));
+        if (m->ncalls > 0) {
+                calls = json_array();
+                rc |= json_object_set_new(msg, "tool_calls", calls);
+                for (i = 0; rc == 0 && i < m->ncalls; i++)
+                        rc |= json_array_append_new(calls, tool_call_json(&m->calls[i]));
+        }
+        if (rc != 0) {
+                json_decref(msg);
+                return NULL;
+        }
+        return msg;
+}

@@ -1,0 +1,274 @@
+/* cmd_run: `proctor run [opts] PROMPT`, a whole session headless. The
+ * assistant's text streams to stdout and progress to stderr, or with --json
+ * every event goes to stdout as JSON lines. Ctrl-C interrupts the turn (a
+ * second one is not needed: the session always winds down promptly). */
+#include "core/cmd_run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/options.h"
+#include "core/session.h"
+#include "core/trace.h"
+
+struct run {
+        struct session *s;
+        uv_signal_t sig[3];
+        bool json, idle, at_line_start;
+        enum agent_status status;
+};
+
+static void write_all(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, buf, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;
+                buf += w;
+                n -= (size_t)w;
+        }
+}
+
+static void print_json(const json_t *ev, void *ud)
+{
+        char *s = json_dumps(ev, JSON_COMPACT);
+
+        if (s == NULL)
+                return;
+        write_all(1, s, strlen(s));
+        write_all(1, "\n", 1);
+        free(s);
+}
+
+static const char *str(const json_t *ev, const char *key)
+{
+        const char *v = json_string_value(json_object_get(ev, key));
+
+        return v != NULL ? v : "";
+}
+
+/* The arguments on one short line, for progress output. */
+static void short_args(const char *args, char *out, size_t len)
+{
+        size_t i, o = 0;
+
+        for (i = 0; args[i] != '\0' && o + 4 < len; i++)
+                out[o++] = args[i] == '\n' || args[i] == '\t' ? ' ' : args[i];
+        if (args[i] != '\0')
+                memcpy(out + o, "...", 3), o += 3;
+        out[o] = '\0';
+}
+
+static void newline_if_needed(struct run *r)
+{
+        if (!r->at_line_start) {
+                write_all(1, "\n", 1);
+                r->at_line_start = true;
+        }
+}
+
+/* Human-readable progress: the assistant's words on stdout, the rest on
+ * stderr, one line per step. */
+static void print_human(const json_t *ev, void *ud)
+{
+        struct run *r = ud;
+        const char *type = str(ev, "type");
+        char args[100];
+
+        if (strcmp(type, "model.delta") == 0) {
+                const char *t = str(ev, "text");
+                write_all(1, t, strlen(t));
+                r->at_line_start = t[0] != '\0' && t[strlen(t) - 1] == '\n';
+        } else if (strcmp(type, "session.start") == 0) {
+                fprintf(stderr, "proctor: session %s: %s mode, model %s, workspace %s\n",
+                        str(ev, "session_id"), str(ev, "mode"), str(ev, "model"),
+                        str(ev, "workspace"));
+        } else if (strcmp(type, "model.message") == 0) {
+                newline_if_needed(r);
+        } else if (strcmp(type, "tool.call") == 0) {
+                short_args(str(ev, "arguments"), args, sizeof(args));
+                fprintf(stderr, "  -> %s %s\n", str(ev, "name"), args);
+        } else if (strcmp(type, "tool.result") == 0) {
+                fprintf(stderr, "  <- %s %s (%lld ms)\n", str(ev, "call_id"),
+                        json_is_true(json_object_get(ev, "ok")) ? "ok" : "error",
+                        (long long)json_integer_value(json_object_get(ev, "duration_ms")));
+        } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0) {
+                fprintf(stderr, "     execution %lld: %s\n",
+                        (long long)json_integer_value(json_object_get(ev, "exec_id")),
+                        str(ev, "reason"));
+        } else if (strcmp(type, "model.error") == 0) {
+                newline_if_needed(r);
+                fprintf(stderr, "proctor: model error: %s%s\n", str(ev, "message"),
+                        json_is_true(json_object_get(ev, "final")) ? "" : " (retrying)");
+        } else if (strcmp(type, "session.note") == 0) {
+                fprintf(stderr, "proctor: note to the model: %s\n", str(ev, "text"));
+        } else if (strcmp(type, "operator.interrupt") == 0) {
+                newline_if_needed(r);
+                fprintf(stderr, "proctor: interrupted\n");
+        } else if (strcmp(type, "session.end") == 0) {
+                newline_if_needed(r);
+                fprintf(stderr, "proctor: session %s: %lld turns, %lld tool calls, %.1f s\n",
+                        str(ev, "status"),
+                        (long long)json_integer_value(json_object_get(ev, "turns")),
+                        (long long)json_integer_value(json_object_get(ev, "tool_calls")),
+                        (double)json_integer_value(json_object_get(ev, "duration_ms")) / 1000.0);
+        }
+}
+
+static void on_idle(enum agent_status st, void *ud)
+{
+        struct run *r = ud;
+        int i;
+
+        r->idle = true;
+        r->status = st;
+        for (i = 0; i < 3; i++)
+                uv_close((uv_handle_t *)&r->sig[i], NULL);
+        /* The sandbox kept ready for a next call would keep the loop alive. */
+        uv_stop(r->sig[0].loop);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+        struct run *r = h->data;
+
+        session_interrupt(r->s);
+}
+
+static int exit_status(enum agent_status st)
+{
+        switch (st) {
+        case AGENT_COMPLETED:
+                return 0;
+        case AGENT_INTERRUPTED:
+                return 130;
+        default:
+                return 1;
+        }
+}
+
+static void print_help(void)
+{
+        printf("usage: proctor run [options] PROMPT\n\n"
+               "Runs a whole agent session headless: the assistant's text on stdout, progress\n"
+               "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
+               "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
+               "interrupted (Ctrl-C).\n\noptions:\n%s"
+               "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
+               "  --base-url URL              OpenAI-compatible endpoint\n"
+               "  --max-iterations N          turns before the session stops (default 100)\n"
+               "  --trace FILE                where the session's events go (default\n"
+               "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
+               "  --config FILE               config file (default "
+               "$XDG_CONFIG_HOME/proctor/config.json)\n",
+               options_help);
+}
+
+static char *join_args(int argc, char **argv)
+{
+        size_t len = 1;
+        char *s;
+        int i;
+
+        for (i = 0; i < argc; i++)
+                len += strlen(argv[i]) + 1;
+        s = calloc(1, len);
+        for (i = 0; s != NULL && i < argc; i++) {
+                if (i > 0)
+                        strcat(s, " ");
+                strcat(s, argv[i]);
+        }
+        return s;
+}
+
+int cmd_run_main(int argc, char **argv)
+{
+        static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+        struct session_opts so = {0};
+        struct options o;
+        struct run r = {.at_line_start = true};
+        struct trace *trace = NULL;
+        struct bus *bus;
+        uv_loop_t loop;
+        char err[512];
+        char *prompt;
+        int i, rc, status = 1;
+
+        if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0) {
+                fprintf(stderr, "proctor run: %s (try 'proctor run --help')\n", err);
+                return 2;
+        }
+        if (o.help) {
+                print_help();
+                return 0;
+        }
+        if (o.argi >= argc) {
+                fprintf(stderr, "proctor run: no prompt given (usage: proctor run [options] "
+                                "PROMPT)\n");
+                return 2;
+        }
+        prompt = join_args(argc - o.argi, argv + o.argi);
+        so.mode = o.mode;
+        so.model = o.model;
+        so.provider.base_url = o.base_url;
+        so.provider.retries = o.provider_retries;
+        so.provider.idle_timeout_ms = (uint32_t)o.provider_timeout_ms;
+        so.workspace = o.workspace;
+        so.ws_mode = o.ws_mode;
+        so.limits = o.limits;
+        so.max_iterations = o.max_iterations;
+        uv_loop_init(&loop);
+        bus = bus_new();
+        rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));
+        if (rc == 0) {
+                rc = trace_open(o.trace, session_id(r.s), &trace, err, sizeof(err));
+                if (rc < 0)
+                        session_free(r.s);
+        }
+        if (rc < 0) {
+                fprintf(stderr, "proctor run: %s\n", err);
+                free(prompt);
+                bus_free(bus);
+                uv_run(&loop, UV_RUN_DEFAULT);
+                uv_loop_close(&loop);
+                return 2;
+        }
+        bus_subscribe(bus, trace_event, trace);
+        r.json = o.json;
+        bus_subscribe(bus, o.json ? print_json : print_human, &r);
+        session_on_idle(r.s, on_idle, &r);
+        for (i = 0; i < 3; i++) {
+                uv_signal_init(&loop, &r.sig[i]);
+                r.sig[i].data = &r;
+                uv_signal_start(&r.sig[i], on_signal, sigs[i]);
+        }
+        rc = session_prompt(r.s, prompt);
+        free(prompt);
+        if (rc == 0) {
+                uv_run(&loop, UV_RUN_DEFAULT);
+                status = exit_status(r.status);
+                /* session.end comes last: after every execution's removal */
+                while (session_executions(r.s) > 0)
+                        uv_run(&loop, UV_RUN_ONCE);
+        } else {
+                fprintf(stderr, "proctor run: cannot start the session: %s\n", strerror(-rc));
+                for (i = 0; i < 3; i++)
+                        uv_close((uv_handle_t *)&r.sig[i], NULL);
+        }
+        session_end(r.s);
+        if (!o.json)
+                fprintf(stderr, "proctor: trace %s\n", trace_path(trace));
+        session_free(r.s);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        trace_close(trace);
+        bus_free(bus);
+        return status;
+}

@@ -1,0 +1,73 @@
+/* http: streaming HTTP POSTs on the caller's libuv loop, over libcurl's
+ * multi-socket interface (uv_poll per socket, one uv_timer). libcurl is
+ * loaded with dlopen on the first request, never at startup, and request
+ * headers (they carry credentials) are never logged nor put in error text. */
+#ifndef PROCTOR_HTTP_H
+#define PROCTOR_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct http_client;
+struct http_request;
+
+struct http_post {
+        const char *url;
+        const char *const *headers; /* "Name: value", NULL-terminated; may hold secrets */
+        const char *body;           /* copied */
+        size_t body_len;
+        uint32_t connect_timeout_ms; /* 0: libcurl's default */
+        uint32_t idle_timeout_ms;    /* abort when no byte arrives for this long; 0: never */
+};
+
+/* The response's status line and headers, once they are complete. */
+struct http_response {
+        int status;
+        int64_t retry_after_ms;   /* Retry-After (seconds or HTTP-date); -1 when absent */
+        const char *content_type; /* "" when absent */
+};
+
+/* How a request ended. `ok`: the whole response arrived (whatever its
+ * status). Otherwise `error` says why and `transient` whether trying again
+ * may help (connection failures, drops, timeouts) or not (malformed URL,
+ * TLS certificate rejected). */
+struct http_result {
+        bool ok;
+        bool transient;
+        bool idle_timeout; /* no byte for idle_timeout_ms */
+        int status;        /* 0 when no response arrived */
+        const char *error; /* "" when ok */
+};
+
+/* Every callback runs from the loop, never from inside libcurl, so each may
+ * cancel any request, start new ones or free the client. After on_done, or
+ * after http_cancel, the request is gone and nothing more is called. */
+struct http_callbacks {
+        void (*on_response)(const struct http_response *r, void *ud);
+        void (*on_data)(const char *buf, size_t n, void *ud);
+        void (*on_done)(const struct http_result *r, void *ud);
+};
+
+/* A client on `loop`; cheap, does not load libcurl. Connections are reused
+ * between its requests. NULL when out of memory. */
+struct http_client *http_client_new(uv_loop_t *loop);
+
+/* Cancels every request (no callbacks) and releases the client; its libuv
+ * handles finish closing on the next loop iteration. */
+void http_client_free(struct http_client *c);
+
+/* Starts a POST. Loads libcurl on first use: `PROCTOR_LIBCURL` in the
+ * environment names the library to load instead of libcurl.so.4. Returns 0
+ * with *out set (may be NULL when the caller never cancels), or a negative
+ * errno with err filled: -ELIBACC when libcurl cannot be loaded. No
+ * callback runs before this returns. */
+int http_post_stream(struct http_client *c, const struct http_post *post,
+                     const struct http_callbacks *cb, void *ud, struct http_request **out,
+                     char *err, size_t errlen);
+
+/* Aborts the request now and closes its connection; no callback follows. */
+void http_cancel(struct http_request *r);
+
+#endif

@@ -1,0 +1,253 @@
+/* session: wires a provider, the exec engine and the agent loop for one
+ * session, and frames its events with session.start and session.end. */
+#include "core/session.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/exec_report.h"
+#include "core/options.h"
+#include "core/tools.h"
+
+struct session {
+        uv_loop_t *loop;
+        struct bus *bus;
+        struct session_opts opts;
+        struct provider *provider;
+        struct exec_engine *eng;
+        struct tools_cache *cache;
+        struct dispatch_ctx dx;
+        struct agent *agent;
+        char id[48];
+        char workspace[PATH_MAX];
+        char system[PATH_MAX + 512];
+        bool started, ended;
+        enum agent_status last;
+        uint64_t t0_ms;
+        void (*on_idle)(enum agent_status, void *);
+        void *ud;
+};
+
+static void make_id(char *buf, size_t len)
+{
+        unsigned char r[3] = {0};
+        time_t now = time(NULL);
+        struct tm tm;
+
+        (void)!getrandom(r, sizeof(r), 0);
+        localtime_r(&now, &tm);
+        snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r[0], r[1], r[2]);
+}
+
+/* What the model is told about where its tools run. */
+static void make_system_prompt(struct session *s)
+{
+        snprintf(s->system, sizeof(s->system),
+                 "You are an agent working on the user's behalf with tools. The workspace is "
+                 "%s. %s Prefer short, direct tool calls, and answer when you are done.",
+                 s->opts.mode == EXEC_SANDBOX ? "/workspace" : s->workspace,
+                 s->opts.mode == EXEC_SANDBOX
+                     ? "Every tool call runs in a fresh, isolated sandbox without network: "
+                       "only files in the workspace persist between calls."
+                     : "Tools run directly on the user's machine; state persists between "
+                       "calls.");
+}
+
+int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
+                struct session **out, char *err, size_t errlen)
+{
+        struct exec_engine_opts eo = {.prewarm = 1};
+        struct session *s = calloc(1, sizeof(*s));
+        const char *ws = o->workspace != NULL ? o->workspace : ".";
+        struct stat st;
+        int rc;
+
+        if (s == NULL)
+                return -ENOMEM;
+        if (stat(ws, &st) != 0 || !S_ISDIR(st.st_mode) || realpath(ws, s->workspace) == NULL) {
+                snprintf(err, errlen, "workspace %s: %s", ws,
+                         errno ? strerror(errno) : "not a directory");
+                free(s);
+                return -ENOTDIR;
+        }
+        s->loop = loop;
+        s->bus = bus;
+        s->opts = *o;
+        s->opts.workspace = s->workspace;
+        make_id(s->id, sizeof(s->id));
+        rc = provider_open(loop, o->model, &o->provider, &s->provider, err, errlen);
+        if (rc < 0)
+                goto fail;
+        rc = exec_engine_new(loop, &eo, &s->eng, err, errlen);
+        if (rc < 0)
+                goto fail;
+        s->cache = tools_cache_new();
+        if (s->cache == NULL) {
+                rc = -ENOMEM;
+                goto fail;
+        }
+        *out = s;
+        return 0;
+fail:
+        provider_free(s->provider);
+        free(s);
+        return rc;
+}
+
+int session_set_mode(struct session *s, enum exec_isolation mode)
+{
+        if (s->started)
+                return -EBUSY;
+        s->opts.mode = mode;
+        return 0;
+}
+
+enum exec_isolation session_mode(const struct session *s)
+{
+        return s->opts.mode;
+}
+
+void session_on_idle(struct session *s, void (*fn)(enum agent_status, void *), void *ud)
+{
+        s->on_idle = fn;
+        s->ud = ud;
+}
+
+const char *session_id(const struct session *s)
+{
+        return s->id;
+}
+
+const char *session_model_label(const struct session *s)
+{
+        return s->provider->label;
+}
+
+unsigned session_executions(const struct session *s)
+{
+        return exec_engine_live(s->eng);
+}
+
+bool session_busy(const struct session *s)
+{
+        return s->agent != NULL && agent_busy(s->agent);
+}
+
+static uint64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The mode is fixed from here on. */
+static int start(struct session *s)
+{
+        struct agent_config ac = {0};
+
+        s->dx.eng = s->eng;
+        s->dx.bus = s->bus;
+        s->dx.mode = s->opts.mode;
+        s->dx.workspace = s->workspace;
+        s->dx.ws_mode = s->opts.ws_mode;
+        s->dx.limits = s->opts.limits;
+        s->dx.cache = s->cache;
+        make_system_prompt(s);
+        ac.provider = s->provider;
+        ac.bus = s->bus;
+        ac.dx = &s->dx;
+        ac.max_iterations = s->opts.max_iterations;
+        ac.system_prompt = s->system;
+        s->agent = agent_new(&ac);
+        if (s->agent == NULL)
+                return -ENOMEM;
+        s->started = true;
+        s->t0_ms = now_ms();
+        bus_emit(s->bus, "session.start",
+                 json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:I,s:s}", "session_id", s->id, "mode",
+                           options_mode_name(s->opts.mode), "model", s->provider->label, "scripted",
+                           s->provider->scripted, "workspace", s->workspace, "workspace_mode",
+                           exec_ws_mode_name(s->opts.ws_mode), "limits",
+                           exec_report_limits_json(&s->opts.limits), "max_iterations",
+                           (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
+                           "version", PROCTOR_VERSION));
+        return 0;
+}
+
+static void on_end(enum agent_status st, void *ud)
+{
+        struct session *s = ud;
+
+        s->last = st;
+        if (s->on_idle != NULL)
+                s->on_idle(st, s->ud);
+}
+
+int session_prompt(struct session *s, const char *text)
+{
+        int rc;
+
+        if (session_busy(s))
+                return -EBUSY;
+        if (s->ended)
+                return -ESHUTDOWN;
+        if (!s->started && (rc = start(s)) < 0)
+                return rc;
+        return agent_prompt(s->agent, text, on_end, s);
+}
+
+void session_interrupt(struct session *s)
+{
+        if (s->agent != NULL)
+                agent_interrupt(s->agent);
+}
+
+int session_kill_exec(struct session *s, uint64_t exec_id)
+{
+        return s->agent != NULL ? agent_kill_exec(s->agent, exec_id) : -ESRCH;
+}
+
+unsigned session_kill_all(struct session *s)
+{
+        return s->agent != NULL ? agent_kill_all(s->agent) : 0;
+}
+
+void session_end(struct session *s)
+{
+        const struct agent_totals *t;
+
+        if (!s->started || s->ended)
+                return;
+        s->ended = true;
+        t = agent_totals(s->agent);
+        bus_emit(s->bus, "session.end",
+                 json_pack("{s:s,s:I,s:I,s:{s:I,s:I},s:I}", "status", agent_status_name(s->last),
+                           "turns", (json_int_t)t->turns, "tool_calls", (json_int_t)t->tool_calls,
+                           "usage", "prompt_tokens", (json_int_t)t->prompt_tokens,
+                           "completion_tokens", (json_int_t)t->completion_tokens, "duration_ms",
+                           (json_int_t)(now_ms() - s->t0_ms)));
+}
+
+void session_free(struct session *s)
+{
+        if (s == NULL)
+                return;
+        /* Executions of a running turn call back into the agent. */
+        if (session_busy(s))
+                abort();
+        exec_engine_free(s->eng);
+        agent_free(s->agent);
+        provider_free(s->provider);
+        tools_cache_free(s->cache);
+        free(s);
+}

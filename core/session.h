@@ -1,0 +1,63 @@
+/* session: one agent session. Its execution mode is chosen before it
+ * starts and fixed from the first prompt on; it takes several prompts in a
+ * row, each a sequence of turns, and reports everything on its bus, from
+ * session.start to session.end. UI-agnostic: headless and TUI drive it the
+ * same way. */
+#ifndef PROCTOR_SESSION_H
+#define PROCTOR_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/agent.h"
+#include "core/bus.h"
+#include "core/provider.h"
+#include "exec/exec.h"
+
+struct session_opts {
+        enum exec_isolation mode;
+        const char *model; /* spec; NULL: provider_default_spec() */
+        struct provider_config provider;
+        const char *workspace; /* NULL: the current directory */
+        enum exec_ws_mode ws_mode;
+        struct exec_limits limits;
+        uint64_t max_iterations;
+};
+
+struct session;
+
+/* Opens the provider and the execution engine; emits nothing yet. Errors
+ * (bad model spec, bad workspace) name the problem. */
+int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
+                struct session **out, char *err, size_t errlen);
+
+/* Flips the mode; -EBUSY once the session has started. */
+int session_set_mode(struct session *s, enum exec_isolation mode);
+enum exec_isolation session_mode(const struct session *s);
+
+/* Called when a prompt's sequence of turns ends. */
+void session_on_idle(struct session *s, void (*fn)(enum agent_status, void *), void *ud);
+
+/* Starts a prompt (the first one emits session.start). -EBUSY while a
+ * sequence runs. */
+int session_prompt(struct session *s, const char *text);
+
+void session_interrupt(struct session *s);
+int session_kill_exec(struct session *s, uint64_t exec_id);
+unsigned session_kill_all(struct session *s);
+bool session_busy(const struct session *s);
+/* Executions not yet removed (their exec.remove still to come). */
+unsigned session_executions(const struct session *s);
+
+/* Emits session.end (once, if the session started) with the last status. */
+void session_end(struct session *s);
+
+/* Frees an idle session (interrupt it and wait for the idle callback
+ * first). Run the loop afterwards to let the teardown finish. */
+void session_free(struct session *s);
+
+const char *session_id(const struct session *s);
+const char *session_model_label(const struct session *s);
+
+#endif

@@ -1,0 +1,50 @@
+/* trace: the session's record, one JSON event per line (JSONL), written as
+ * the events happen, and its text summary for triage. A trace never holds
+ * an API key: secret-named fields and key values are removed on write. */
+#ifndef PROCTOR_TRACE_H
+#define PROCTOR_TRACE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct trace;
+
+/* Opens a trace for writing. `path` NULL means
+ * $XDG_STATE_HOME/proctor/sessions/<session_id>.jsonl (default under
+ * ~/.local/state), creating the missing directories with mode 0700; an
+ * explicit path is truncated. The file is made 0600. Returns 0 or -errno
+ * with a reason in err. */
+int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
+               size_t errlen);
+
+const char *trace_path(const struct trace *t);
+
+/* A bus_fn (ud is the trace). Appends the event as one compact JSON line
+ * with one write(2) on an O_APPEND descriptor, never through a buffer, so
+ * every event it has returned from survives a crash or SIGKILL as a whole
+ * line. A kill that lands during a write can leave that last line cut (Linux
+ * stops a file write at a page boundary when the writer is killed); replay
+ * reports such a line and reads the rest.
+ *
+ * Members whose name looks like a secret (env_is_secret, or Authorization)
+ * and that hold a string, object or array are dropped; numbers are kept
+ * (usage counts such as "prompt_tokens"). A string equal to the value of
+ * PROCTOR_API_KEY, OPENAI_API_KEY or HF_TOKEN is dropped; one containing
+ * such a value (8 bytes or longer) has it replaced by "[redacted]". The
+ * caller's event is never modified. */
+void trace_event(const json_t *event, void *ud);
+
+/* 0, or the -errno of the first write that failed (disk full...), so the
+ * session can tell the operator that the trace is incomplete. */
+int trace_status(const struct trace *t);
+
+void trace_close(struct trace *t);
+
+/* `proctor replay --summary TRACE` (argv[0] is "replay"): prints, per turn,
+ * the tool calls with their arguments, duration, outcome and execution exit,
+ * then how the session ended. Lines that are not valid JSON are reported on
+ * stderr as "TRACE:LINE: not valid JSON (...)" and skipped. Returns 0 when
+ * every line was read, 1 when some were not, 2 on usage errors. */
+int trace_summary_main(int argc, char **argv);
+
+#endif

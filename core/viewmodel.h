@@ -1,0 +1,218 @@
+/* viewmodel: what the TUI and replay draw, folded from the session's event
+ * stream: the session, the transcript, the tool calls, the executions and
+ * the host totals. UI-agnostic: it never draws, never touches a process, and
+ * never trusts an event (unknown types and bad fields are ignored). */
+#ifndef PROCTOR_VIEWMODEL_H
+#define PROCTOR_VIEWMODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VM_HISTORY     120        /* stats samples kept per execution */
+#define VM_OUTPUT_CAP  (1u << 20) /* bytes of a call's output kept in memory */
+#define VM_SUMMARY_MAX 96         /* bytes of a call's one-line summary, with NUL */
+
+/* Dirty flags: which sections changed since viewmodel_take_dirty. */
+#define VM_DIRTY_SESSION    1u
+#define VM_DIRTY_TRANSCRIPT 2u
+#define VM_DIRTY_CALLS      4u
+#define VM_DIRTY_EXECS      8u /* also the host totals */
+
+enum vm_session_state {
+        VM_IDLE, /* no session.start yet */
+        VM_RUNNING,
+        VM_COMPLETED,
+        VM_INTERRUPTED,
+        VM_FAILED,
+        VM_MAX_ITERATIONS,
+};
+
+/* Interrupted: a failed result after operator.interrupt (or one that says
+ * "interrupted": true), or still running when the session ended. */
+enum vm_call_state { VM_CALL_RUNNING, VM_CALL_OK, VM_CALL_ERROR, VM_CALL_INTERRUPTED };
+
+enum vm_exec_state {
+        VM_EXEC_CREATING,
+        VM_EXEC_RUNNING,
+        /* The rest are the exit reasons of exec.exit. */
+        VM_EXEC_EXITED,
+        VM_EXEC_SIGNALED,
+        VM_EXEC_TIMEOUT,
+        VM_EXEC_OOM,
+        VM_EXEC_CPU_LIMIT,
+        VM_EXEC_PIDS_LIMIT,
+        VM_EXEC_KILLED,
+        VM_EXEC_SETUP_FAILED,
+};
+
+enum vm_entry_kind {
+        VM_ENTRY_USER,      /* user.message */
+        VM_ENTRY_ASSISTANT, /* model.delta ... model.message */
+        VM_ENTRY_NOTE,      /* session.note */
+        VM_ENTRY_ERROR,     /* model.error */
+        VM_ENTRY_INTERRUPT, /* operator.interrupt */
+        VM_ENTRY_KILL,      /* operator.kill */
+};
+
+/* Zero in a field: no limit, or not reported. */
+struct viewmodel_limits {
+        uint64_t memory_bytes, cpu_ms, timeout_ms, pids, tmpfs_bytes, output_bytes;
+};
+
+/* Strings are never NULL ("" when unknown). */
+struct viewmodel_session {
+        char *id, *mode, *model, *workspace, *workspace_mode, *version;
+        bool scripted; /* the model is a script (demo, script:FILE) */
+        struct viewmodel_limits limits;
+        enum vm_session_state state;
+        uint64_t start_ms;   /* t_ms of session.start */
+        uint64_t elapsed_ms; /* latest t_ms; session.end's duration_ms once ended */
+        int64_t turn;        /* current turn, 0 before the first */
+        int64_t max_turns;   /* session.start max_iterations, 0 when unknown */
+        bool in_turn;        /* between turn.start and turn.end */
+        /* Summed over model.message usage; session.end's usage, the
+         * session's total, replaces the sum. */
+        uint64_t tokens_in, tokens_out;
+        uint64_t tool_calls; /* tool.call seen; session.end's count once ended */
+};
+
+struct viewmodel_entry {
+        enum vm_entry_kind kind;
+        char *text; /* NUL-terminated; len bytes */
+        size_t len;
+        uint64_t t_ms;
+        int64_t turn;        /* the session's turn when it was added */
+        bool open;           /* an assistant message still streaming */
+        size_t ntool_calls;  /* assistant: tool calls the message asked for */
+        int http_status;     /* error: 0 when none */
+        int64_t retry_in_ms; /* error: -1 when no retry (final) */
+        uint64_t exec_id;    /* kill */
+        uint64_t gen;        /* generation of its last change */
+        size_t cap__;        /* internal */
+};
+
+struct viewmodel_call {
+        char *id, *name;
+        char *arguments;              /* raw JSON text as the model sent it */
+        char summary[VM_SUMMARY_MAX]; /* one line: "bash: ls -la" */
+        enum vm_call_state state;
+        int64_t turn;
+        uint64_t start_ms, end_ms, duration_ms; /* end and duration: 0 while running */
+        int exit_code;                          /* -1 when none reported */
+        bool truncated;                         /* the result to the model was capped */
+        /* The output as streamed (tool.output), or tool.result's output when
+         * nothing was streamed. Only the tail is kept past VM_OUTPUT_CAP. */
+        char *output; /* NUL-terminated; output_len bytes */
+        size_t output_len;
+        uint64_t output_bytes; /* received in total */
+        bool output_dropped;   /* the head was dropped to stay within the cap */
+        uint64_t *exec_ids;    /* executions that ran for it */
+        size_t nexecs;
+        uint64_t gen;
+        /* internal */
+        size_t output_cap__, execs_cap__, running_pos__;
+        bool streamed__, interrupt__;
+};
+
+struct viewmodel_stats {
+        double cpu_pct;
+        uint64_t cpu_ms, mem_bytes, mem_peak_bytes, pids;
+};
+
+struct viewmodel_sample {
+        float cpu_pct;
+        uint32_t pids;
+        uint64_t mem_bytes;
+};
+
+struct viewmodel_exec {
+        uint64_t id;
+        char *call_id; /* "" outside a session */
+        long call;     /* index of that call, -1 when unknown */
+        bool sandbox;  /* isolation: sandbox, else none */
+        struct viewmodel_limits limits;
+        enum vm_exec_state state;
+        bool removed;
+        bool kill_requested; /* operator.kill seen */
+        uint64_t created_ms, started_ms, exited_ms, removed_ms;
+        uint64_t setup_us, teardown_us;
+        int pid;
+        struct viewmodel_stats stats; /* the last sample */
+        uint64_t nsamples;            /* received in total */
+        /* exec.exit */
+        int exit_code, signal;
+        uint64_t wall_ms, cpu_ms, mem_peak_bytes;
+        bool truncated;
+        char *error;           /* "" when none */
+        uint64_t output_bytes; /* exec.output */
+        uint64_t gen;
+        /* internal: the history ring, read through viewmodel_exec_sample */
+        struct viewmodel_sample *hist__;
+        uint32_t hist_n__, hist_head__, hist_cap__;
+        size_t live_pos__;
+};
+
+struct viewmodel_host {
+        unsigned running; /* executions started and not yet exited */
+        double cpu_pct;   /* summed over those */
+        uint64_t mem_bytes;
+};
+
+struct viewmodel;
+
+/* NULL when out of memory. */
+struct viewmodel *viewmodel_new(void);
+void viewmodel_free(struct viewmodel *vm);
+
+/* The bus subscriber (a bus_fn; ud is the view model). Applies one event;
+ * anything it cannot use is ignored. A session.start after a session began
+ * starts the model over. */
+void viewmodel_event(const json_t *ev, void *ud);
+
+/* Replay sets this; the model only stores it for the UI to read. */
+void viewmodel_set_readonly(struct viewmodel *vm, bool ro);
+bool viewmodel_readonly(const struct viewmodel *vm);
+
+/* Bumped on every change, never on an ignored event: redraw when it moved. */
+uint64_t viewmodel_generation(const struct viewmodel *vm);
+/* The VM_DIRTY_* sections changed since the last call; clears them. */
+unsigned viewmodel_take_dirty(struct viewmodel *vm);
+
+/* What the accessors return is the model's own: read it, never write it;
+ * pointers stay valid until the next event. */
+const struct viewmodel_session *viewmodel_session(const struct viewmodel *vm);
+
+size_t viewmodel_ntranscript(const struct viewmodel *vm);
+const struct viewmodel_entry *viewmodel_entry(const struct viewmodel *vm, size_t i);
+
+/* Calls in the order of their tool.call. */
+size_t viewmodel_ncalls(const struct viewmodel *vm);
+const struct viewmodel_call *viewmodel_call(const struct viewmodel *vm, size_t i);
+/* Index of the call with this id, or -1. */
+long viewmodel_call_find(const struct viewmodel *vm, const char *call_id);
+/* Calls still running, in no particular order. */
+size_t viewmodel_nrunning_calls(const struct viewmodel *vm);
+const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, size_t i);
+
+/* Executions in the order of their exec.create. */
+size_t viewmodel_nexecs(const struct viewmodel *vm);
+const struct viewmodel_exec *viewmodel_exec(const struct viewmodel *vm, size_t i);
+long viewmodel_exec_find(const struct viewmodel *vm, uint64_t exec_id);
+/* Executions not yet exited (creating or running), in no particular order. */
+size_t viewmodel_nlive(const struct viewmodel *vm);
+const struct viewmodel_exec *viewmodel_live(const struct viewmodel *vm, size_t i);
+/* Samples in the history ring (at most VM_HISTORY) and the i-th of them,
+ * oldest first; NULL past the end. */
+size_t viewmodel_exec_nsamples(const struct viewmodel_exec *e);
+const struct viewmodel_sample *viewmodel_exec_sample(const struct viewmodel_exec *e, size_t i);
+
+void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out);
+
+/* Names for the states, as the events spell them ("running", "oom"). */
+const char *viewmodel_session_state_name(enum vm_session_state s);
+const char *viewmodel_call_state_name(enum vm_call_state s);
+const char *viewmodel_exec_state_name(enum vm_exec_state s);
+
+#endif

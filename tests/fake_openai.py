@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""fake_openai: a scripted OpenAI-compatible chat-completions server for tests.
+
+Standard library only. Listens on 127.0.0.1 (--port, or a free port), prints
+"PORT <n>" on stdout once it accepts connections, and stops on SIGTERM or when
+stdin reaches EOF (unless --ignore-stdin). Each POST .../chat/completions takes
+the next line of the --script JSONL file:
+
+  {"content": "hi", "tool_calls": [{"name": "bash", "arguments": "{...}"}],
+   "chunk_size": 3, "delay_ms": 5, "usage": {"prompt_tokens": 9,
+   "completion_tokens": 4}, "finish_reason": "stop", "interleave": false,
+   "no_done": false, "no_stream": false, "byte_split": 0}
+
+streamed as OpenAI SSE chunks (content and arguments cut into chunk_size
+pieces, tool call ids "call_N", usage when the request asked for it, then
+"data: [DONE]"), or a fault:
+
+  {"fault": "http_500"}  any http_NNN: that status and a JSON error body
+                         ("message", "retry_after", "echo_key" optional)
+  {"fault": "drop_mid_stream"}  a few chunks, then the socket is closed
+  {"fault": "malformed_sse"}    a data line that is not JSON
+  {"fault": "stall"}            headers and one chunk, then nothing
+  {"fault": "invalid_json_args"}  a tool call whose arguments are not JSON
+
+--log FILE gets one JSON line per request (its body, and whether the
+Authorization header matched --expect-key, never the header itself) and one
+{"event": "closed"} line when a client hangs up on a stalled stream.
+"""
+
+import argparse
+import json
+import os
+import re
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STOP = threading.Event()
+
+
+class State:
+    def __init__(self, script, log_path, expect_key):
+        self.lock = threading.Lock()
+        self.script = script
+        self.next_step = 0
+        self.requests = 0
+        self.calls = 0
+        self.expect_key = expect_key
+        self.log = open(log_path, "a", encoding="utf-8") if log_path else None
+
+    def count(self):
+        with self.lock:
+            self.requests += 1
+            return self.requests
+
+    def take(self):
+        with self.lock:
+            if self.next_step >= len(self.script):
+                return None
+            self.next_step += 1
+            return self.script[self.next_step - 1]
+
+    def call_id(self):
+        with self.lock:
+            self.calls += 1
+            return "call_%d" % self.calls
+
+    def record(self, obj):
+        if self.log is None:
+            return
+        with self.lock:
+            self.log.write(json.dumps(obj) + "\n")
+            self.log.flush()
+
+
+def pieces(text, size):
+    size = max(1, int(size))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-openai/1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    # ---- plumbing -------------------------------------------------------
+
+    def send_json(self, status, obj, extra=None):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def start_stream(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def raw_chunk(self, data):
+        self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+        self.wfile.flush()
+
+    def send_event(self, payload):
+        if not isinstance(payload, str):
+            payload = json.dumps(payload)
+        data = ("data: " + payload + "\n\n").encode()
+        split = int(self.step.get("byte_split", 0))
+        if split > 0:
+            for i in range(0, len(data), split):
+                self.raw_chunk(data[i:i + split])
+                time.sleep(0.001)
+        else:
+            self.raw_chunk(data)
+        self.events += 1
+        if self.events % 3 == 0:
+            self.raw_chunk(b": keep-alive\n\n")
+        delay = float(self.step.get("delay_ms", 0)) / 1000.0
+        if delay > 0:
+            time.sleep(delay)
+
+    def end_stream(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def drop(self):
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def wait_for_hangup(self, n):
+        """Sends nothing until the client closes the connection."""
+        self.close_connection = True
+        while not STOP.is_set():
+            r, _, _ = select.select([self.connection], [], [], 0.1)
+            if not r:
+                continue
+            try:
+                if self.connection.recv(4096) == b"":
+                    break
+            except OSError:
+                break
+        if not STOP.is_set():
+            self.server.state.record({"event": "closed", "n": n})
+
+    # ---- the answer -----------------------------------------------------
+
+    def chunk(self, delta, finish=None):
+        return {
+            "id": "chatcmpl-fake-%d" % self.n,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    def tool_calls(self):
+        calls = self.step.get("tool_calls")
+        if calls is None and self.step.get("fault") == "invalid_json_args":
+            calls = [{"name": "bash", "arguments": '{"command": "ls'}]
+        out = []
+        for c in calls or []:
+            args = c.get("arguments", "")
+            if not isinstance(args, str):
+                args = json.dumps(args)
+            out.append((c.get("id") or self.server.state.call_id(), c["name"], args))
+        return out
+
+    def events_for_answer(self):
+        size = self.step.get("chunk_size", 4)
+        content = self.step.get("content", "")
+        calls = self.tool_calls()
+        yield self.chunk({"role": "assistant", "content": ""})
+        for p in pieces(content, size):
+            yield self.chunk({"content": p})
+        starts = [self.chunk({"tool_calls": [{"index": i, "id": cid, "type": "function",
+                                              "function": {"name": name, "arguments": ""}}]})
+                  for i, (cid, name, _) in enumerate(calls)]
+        args = [[self.chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]})
+                 for p in pieces(a, size)] for i, (_, _, a) in enumerate(calls)]
+        if self.step.get("interleave"):
+            for s in starts:
+                yield s
+            for row in range(max([len(a) for a in args] or [0])):
+                for a in args:
+                    if row < len(a):
+                        yield a[row]
+        else:
+            for s, a in zip(starts, args):
+                yield s
+                for e in a:
+                    yield e
+        reason = self.step.get("finish_reason", "tool_calls" if calls else "stop")
+        yield self.chunk({}, reason)
+        if self.include_usage:
+            yield {"id": "chatcmpl-fake-%d" % self.n, "object": "chat.completion.chunk",
+                   "created": int(time.time()), "model": self.model, "choices": [],
+                   "usage": self.usage()}
+
+    def usage(self):
+        u = dict(self.step.get("usage") or {})
+        u.setdefault("prompt_tokens", 10)
+        u.setdefault("completion_tokens", max(1, len(self.step.get("content", "")) // 4))
+        u["total_tokens"] = u["prompt_tokens"] + u["completion_tokens"]
+        return u
+
+    def whole_answer(self):
+        msg = {"role": "assistant", "content": self.step.get("content", "")}
+        calls = self.tool_calls()
+        if calls:
+            msg["tool_calls"] = [{"id": cid, "type": "function",
+                                  "function": {"name": name, "arguments": a}}
+                                 for cid, name, a in calls]
+        self.send_json(200, {"id": "chatcmpl-fake-%d" % self.n, "object": "chat.completion",
+                             "model": self.model, "usage": self.usage(),
+                             "choices": [{"index": 0, "message": msg,
+                                          "finish_reason": "tool_calls" if calls else "stop"}]})
+
+    def http_error(self, status):
+        message = self.step.get("message", "fake: HTTP %d" % status)
+        if self.step.get("echo_key"):
+            # Some servers quote the credential back; the client must not.
+            message += " (got %s)" % self.headers.get("Authorization", "")
+        extra = {}
+        if "retry_after" in self.step:
+            extra["Retry-After"] = str(self.step["retry_after"])
+        self.send_json(status, {"error": {"message": message, "type": "fake_error",
+                                          "code": status}}, extra)
+
+    # ---- requests -------------------------------------------------------
+
+    def do_GET(self):
+        self.send_json(404, {"error": {"message": "fake: only POST /v1/chat/completions"}})
+
+    def do_POST(self):
+        state = self.server.state
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        self.n = state.count()
+        self.step = {}
+        self.events = 0
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        auth = self.headers.get("Authorization")
+        if auth is None:
+            auth_state = "missing"
+        elif state.expect_key is None:
+            auth_state = "present"
+        else:
+            auth_state = "ok" if auth == "Bearer " + state.expect_key else "wrong"
+        state.record({"event": "request", "n": self.n, "path": self.path, "auth": auth_state,
+                      "content_type": self.headers.get("Content-Type"),
+                      "accept": self.headers.get("Accept"), "body": body})
+        if not self.path.endswith("/chat/completions"):
+            self.send_json(404, {"error": {"message": "fake: no route %s" % self.path}})
+            return
+        if auth_state in ("missing", "wrong"):
+            self.send_json(401, {"error": {"message": "fake: incorrect API key provided",
+                                           "code": "invalid_api_key"}})
+            return
+        step = state.take()
+        if step is None:
+            self.send_json(400, {"error": {"message": "fake: script exhausted"}})
+            return
+        self.step = step
+        self.model = body.get("model", "fake") if isinstance(body, dict) else "fake"
+        opts = body.get("stream_options") if isinstance(body, dict) else None
+        self.include_usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
+        self.answer()
+
+    def answer(self):
+        fault = self.step.get("fault", "")
+        m = re.fullmatch(r"http_(\d{3})", fault)
+        if m:
+            self.http_error(int(m.group(1)))
+            return
+        if self.step.get("no_stream"):
+            self.whole_answer()
+            return
+        self.start_stream()
+        self.raw_chunk(b": keep-alive\n\n")
+        if fault == "stall":
+            self.send_event(self.chunk({"role": "assistant", "content":
+                                        self.step.get("content", "stall")}))
+            self.wait_for_hangup(self.n)
+            return
+        if fault == "malformed_sse":
+            self.send_event(self.chunk({"role": "assistant", "content": ""}))
+            self.send_event("{this is not json")
+            self.send_event("[DONE]")
+            self.end_stream()
+            return
+        events = list(self.events_for_answer())
+        cut = min(3, len(events) - 1) if fault == "drop_mid_stream" else len(events)
+        for ev in events[:cut]:
+            self.send_event(ev)
+        if cut < len(events):
+            self.drop()
+            return
+        if not self.step.get("no_done"):
+            self.send_event("[DONE]")
+        self.end_stream()
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client hanging up is part of the scripts (cancel, idle timeout).
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+def load_script(path):
+    steps = []
+    if path is None:
+        return steps
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                steps.append(json.loads(line))
+            except ValueError as e:
+                sys.exit("%s:%d: %s" % (path, lineno, e))
+    return steps
+
+
+def main():
+    ap = argparse.ArgumentParser(description="scripted fake OpenAI-compatible server")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--script")
+    ap.add_argument("--log")
+    ap.add_argument("--expect-key", help="answer 401 unless Authorization is Bearer KEY")
+    ap.add_argument("--ignore-stdin", action="store_true",
+                    help="do not stop at stdin EOF (for background jobs)")
+    args = ap.parse_args()
+
+    server = Server(("127.0.0.1", args.port), Handler)
+    server.state = State(load_script(args.script), args.log, args.expect_key)
+
+    def stop(*_):
+        # Nothing to wind down: the log is flushed line by line.
+        STOP.set()
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    if not args.ignore_stdin:
+        def watch_stdin():
+            while sys.stdin.buffer.read1(4096):
+                pass
+            stop()
+        threading.Thread(target=watch_stdin, daemon=True).start()
+
+    print("PORT %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,585 @@
+/* Unit tests for the chat-completions wire format: assembling streamed
+ * chunks (content, tool calls split across chunks, usage, errors) and the
+ * JSON that goes to and comes back from the server. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/chat.h"
+#include "core/sse.h"
+
+struct deltas {
+        char text[4096];
+        size_t len, calls;
+};
+
+static void on_delta(const char *text, size_t n, void *ud)
+{
+        struct deltas *d = ud;
+
+        assert_true(n > 0);
+        assert_true(d->len + n < sizeof(d->text));
+        memcpy(d->text + d->len, text, n);
+        d->len += n;
+        d->text[d->len] = '\0';
+        d->calls++;
+}
+
+/* Feeds one payload, which must be accepted. */
+static void chunk_ok(struct chat_stream *s, const char *payload)
+{
+        char err[256] = "";
+
+        assert_int_equal(chat_stream_chunk(s, payload, strlen(payload), err, sizeof(err)), 0);
+        assert_string_equal(err, "");
+}
+
+static int chunk(struct chat_stream *s, const char *payload, char *err, size_t errlen)
+{
+        return chat_stream_chunk(s, payload, strlen(payload), err, errlen);
+}
+
+/* A whole response as it comes over the wire: SSE framing included. */
+struct wire {
+        struct chat_stream *s;
+        int done, rc;
+        char err[256];
+};
+
+static void on_event(const char *event, const char *data, size_t len, void *ud)
+{
+        struct wire *w = ud;
+        int rc;
+
+        assert_false(w->done); /* nothing may follow [DONE] here */
+        rc = chat_stream_chunk(w->s, data, len, w->err, sizeof(w->err));
+        if (rc == 1)
+                w->done = 1;
+        else if (rc < 0 && w->rc == 0)
+                w->rc = rc;
+}
+
+/* Parses `text` fed in pieces of `piece` bytes. */
+static void run_wire(struct chat_stream *s, const char *text, size_t piece, struct wire *w)
+{
+        struct sse_parser *p;
+        size_t off, n = strlen(text);
+
+        memset(w, 0, sizeof(*w));
+        w->s = s;
+        p = sse_new(on_event, w);
+        assert_non_null(p);
+        for (off = 0; off < n; off += piece)
+                assert_int_equal(sse_feed(p, text + off, n - off < piece ? n - off : piece), 0);
+        sse_finish(p);
+        sse_free(p);
+}
+
+/* What api.openai.com streams for a turn with two tool calls. */
+#define HEAD                                                                                       \
+        "data: {\"id\":\"chatcmpl-9hT2xQ\",\"object\":\"chat.completion.chunk\","                  \
+        "\"created\":1720000000,\"model\":\"gpt-4o-mini-2024-07-18\","                             \
+        "\"system_fingerprint\":\"fp_8b761cb050\",\"choices\":["
+#define DELTA(d, reason)                                                                           \
+        HEAD "{\"index\":0,\"delta\":" d ",\"logprobs\":null,\"finish_reason\":" reason            \
+             "}],\"usage\":null}\n\n"
+#define ARGS(i, frag)                                                                              \
+        DELTA("{\"tool_calls\":[{\"index\":" #i ",\"function\":{\"arguments\":\"" frag "\"}}]}",   \
+              "null")
+
+/* clang-format off */
+static const char openai_stream[] =
+    DELTA("{\"role\":\"assistant\",\"content\":null,\"refusal\":null}", "null")
+    DELTA("{\"tool_calls\":[{\"index\":0,\"id\":\"call_Qm3bX1\",\"type\":\"function\","
+          "\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]}", "null")
+    ARGS(0, "{\\\"")
+    ARGS(0, "command")
+    ARGS(0, "\\\":\\\"")
+    ARGS(0, "ls")
+    ARGS(0, " -la")
+    ARGS(0, " /")
+    ARGS(0, "workspace")
+    ARGS(0, " &&")
+    ARGS(0, " echo")
+    ARGS(0, " done")
+    ARGS(0, "\\\",\\\"")
+    ARGS(0, "timeout")
+    ARGS(0, "\\\":")
+    ARGS(0, "30")
+    ARGS(0, "}")
+    DELTA("{\"tool_calls\":[{\"index\":1,\"id\":\"call_Zr8kP2\",\"type\":\"function\","
+          "\"function\":{\"name\":\"write\",\"arguments\":\"\"}}]}", "null")
+    ARGS(1, "{\\\"")
+    ARGS(1, "path")
+    ARGS(1, "\\\":\\\"")
+    ARGS(1, "notes")
+    ARGS(1, ".txt")
+    ARGS(1, "\\\",\\\"")
+    ARGS(1, "content")
+    ARGS(1, "\\\":\\\"")
+    ARGS(1, "line 1\\\\n")
+    ARGS(1, "line 2 \\\\\\\"q\\\\\\\"")
+    ARGS(1, "\\\"}")
+    DELTA("{}", "\"tool_calls\"")
+    HEAD "],\"usage\":{\"prompt_tokens\":412,\"completion_tokens\":57,\"total_tokens\":469,"
+         "\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\n"
+    "data: [DONE]\n\n";
+/* clang-format on */
+
+static void test_openai_stream_two_tool_calls(void **state)
+{
+        static const size_t pieces[] = {1, 7, 64, 4096};
+        struct deltas d = {0};
+        struct chat_message m;
+        struct wire w;
+        size_t i;
+
+        for (i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+                struct chat_stream *s = chat_stream_new(on_delta, &d);
+
+                run_wire(s, openai_stream, pieces[i], &w);
+                assert_int_equal(w.rc, 0);
+                assert_int_equal(w.done, 1);
+                chat_stream_take(s, &m);
+                assert_string_equal(m.content, "");
+                assert_int_equal(d.calls, 0);
+                assert_int_equal(m.ncalls, 2);
+                assert_string_equal(m.calls[0].id, "call_Qm3bX1");
+                assert_string_equal(m.calls[0].name, "bash");
+                assert_string_equal(
+                    m.calls[0].arguments,
+                    "{\"command\":\"ls -la /workspace && echo done\",\"timeout\":30}");
+                assert_string_equal(m.calls[1].id, "call_Zr8kP2");
+                assert_string_equal(m.calls[1].name, "write");
+                assert_string_equal(m.calls[1].arguments,
+                                    "{\"path\":\"notes.txt\",\"content\":\"line 1\\nline 2 "
+                                    "\\\"q\\\"\"}");
+                assert_string_equal(m.finish_reason, "tool_calls");
+                assert_int_equal(m.usage.prompt_tokens, 412);
+                assert_int_equal(m.usage.completion_tokens, 57);
+                chat_message_free(&m);
+                chat_stream_free(s);
+        }
+}
+
+static void test_content_and_tool_calls(void **state)
+{
+        struct deltas d = {0};
+        struct chat_stream *s = chat_stream_new(on_delta, &d);
+        struct chat_message m;
+        json_t *j;
+
+        chunk_ok(
+            s, "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me \"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"look \\u2713\"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+                    "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"read\","
+                    "\"arguments\":\"{\\\"path\\\":\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                    "\"function\":{\"arguments\":\"\\\"a.c\\\"}\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}");
+
+        /* One callback per non-empty fragment, in order. */
+        assert_int_equal(d.calls, 3);
+        assert_string_equal(d.text, "Let me look \xE2\x9C\x93!");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "Let me look \xE2\x9C\x93!");
+        assert_int_equal(m.ncalls, 1);
+        assert_string_equal(m.calls[0].arguments, "{\"path\":\"a.c\"}");
+        assert_string_equal(m.finish_reason, "tool_calls");
+
+        j = chat_message_json(&m);
+        assert_non_null(j);
+        assert_string_equal(json_string_value(json_object_get(j, "content")),
+                            "Let me look \xE2\x9C\x93!");
+        assert_int_equal(json_array_size(json_object_get(j, "tool_calls")), 1);
+        json_decref(j);
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_usage_in_trailing_chunk(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+        char err[128];
+
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}],\"usage\":null}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"
+                    "\"usage\":null}");
+        chunk_ok(s, "{\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,"
+                    "\"completion_tokens\":1,\"total_tokens\":10}}");
+        assert_int_equal(chunk(s, "[DONE]", err, sizeof(err)), 1);
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "ok");
+        assert_string_equal(m.finish_reason, "stop");
+        assert_int_equal(m.usage.prompt_tokens, 9);
+        assert_int_equal(m.usage.completion_tokens, 1);
+        chat_message_free(&m);
+
+        /* Taken: the next message starts from nothing, usage unreported. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"again\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "again");
+        assert_int_equal(m.ncalls, 0);
+        assert_null(m.finish_reason);
+        assert_int_equal(m.usage.prompt_tokens, -1);
+        assert_int_equal(m.usage.completion_tokens, -1);
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_done(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        char err[128] = "";
+
+        assert_int_equal(chunk(s, "[DONE]", err, sizeof(err)), 1);
+        assert_int_equal(chunk(s, " [DONE]\r\n", err, sizeof(err)), 1);
+        assert_int_equal(chunk(s, "[DONE]!", err, sizeof(err)), -EBADMSG);
+        assert_int_equal(chunk(s, "[DONE", err, sizeof(err)), -EBADMSG);
+        chat_stream_free(s);
+}
+
+static void test_error_object(void **state)
+{
+        struct deltas d = {0};
+        struct chat_stream *s = chat_stream_new(on_delta, &d);
+        struct chat_message m;
+        char err[256] = "";
+        char tiny[8];
+
+        assert_int_equal(
+            chunk(s,
+                  "{\"error\":{\"message\":\"Rate limit reached for gpt-4o-mini\","
+                  "\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}",
+                  err, sizeof(err)),
+            -EBADMSG);
+        assert_string_equal(err, "Rate limit reached for gpt-4o-mini");
+
+        /* OpenRouter reports a failure mid-stream beside a last choice,
+         * which must not count as content. */
+        assert_int_equal(chunk(s,
+                               "{\"id\":\"gen-1\",\"error\":{\"code\":502,\"message\":\"Provider "
+                               "returned error\"},\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+                               "\"partial\"},\"finish_reason\":\"error\"}]}",
+                               err, sizeof(err)),
+                         -EBADMSG);
+        assert_string_equal(err, "Provider returned error");
+        assert_int_equal(d.calls, 0);
+
+        assert_int_equal(chunk(s, "{\"error\":\"upstream timed out\"}", err, sizeof(err)),
+                         -EBADMSG);
+        assert_string_equal(err, "upstream timed out");
+        assert_int_equal(chunk(s, "{\"error\":{\"code\":429}}", err, sizeof(err)), -EBADMSG);
+        assert_non_null(strstr(err, "429"));
+
+        /* A short or missing buffer is not overrun. */
+        assert_int_equal(
+            chunk(s, "{\"error\":{\"message\":\"a long message\"}}", tiny, sizeof(tiny)), -EBADMSG);
+        assert_string_equal(tiny, "a long ");
+        assert_int_equal(chunk(s, "{\"error\":{\"message\":\"x\"}}", NULL, 0), -EBADMSG);
+
+        /* "error": null is no error. */
+        chunk_ok(s,
+                 "{\"error\":null,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"fine\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "fine");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_invalid_json(void **state)
+{
+        static const char *const bad[] = {
+            "{\"choices\": [", "hello", "[1, 2]", "42", "\"text\"", "{\"a\":1}{\"b\":2}", "null",
+        };
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+        char err[256];
+        size_t i;
+
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"before \"}}]}");
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                err[0] = '\0';
+                assert_int_equal(chunk(s, bad[i], err, sizeof(err)), -EBADMSG);
+                assert_non_null(strstr(err, "malformed"));
+        }
+        /* Blank payloads are keep-alives, not errors. */
+        chunk_ok(s, "");
+        chunk_ok(s, " \r\n");
+        /* The stream is still usable after a bad chunk. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"after\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "before after");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_arguments_kept_verbatim(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+                    "\"c0\",\"function\":{\"name\":\"write\",\"arguments\":\"{\\\"path\\\": "
+                    "\\\"a.txt\\\", \"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                    "\"function\":{\"arguments\":\"\\\"content\\\": \"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":"
+                    "\"c1\",\"function\":{\"name\":\"bash\",\"arguments\":\"  { 'cmd' : "
+                    "ls }}\\t\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}");
+        chat_stream_take(s, &m);
+        assert_int_equal(m.ncalls, 2);
+        /* Cut off by the length limit: kept as it came, not repaired. */
+        assert_string_equal(m.calls[0].arguments, "{\"path\": \"a.txt\", \"content\": ");
+        assert_string_equal(m.calls[1].arguments, "  { 'cmd' : ls }}\t");
+        assert_string_equal(m.finish_reason, "length");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_missing_ids_and_indices(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+
+        /* No ids at all (some local servers): "call_<index>". */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"index\":0,\"function\":{\"name\":\"read\",\"arguments\":\"{}\"}},"
+                    "{\"index\":1,\"function\":{\"name\":\"bash\",\"arguments\":\"{\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"index\":1,\"id\":\"\",\"function\":{\"arguments\":\"}\"}}]}}]}");
+        /* An id may also come late; it then replaces the made-up one. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"index\":2,\"function\":{\"name\":\"edit\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"index\":2,\"id\":\"call_late\",\"function\":{\"arguments\":\"{}\"}}]}}]}");
+        chat_stream_take(s, &m);
+        assert_int_equal(m.ncalls, 3);
+        assert_string_equal(m.calls[0].id, "call_0");
+        assert_string_equal(m.calls[0].name, "read");
+        assert_string_equal(m.calls[1].id, "call_1");
+        assert_string_equal(m.calls[1].arguments, "{}");
+        assert_string_equal(m.calls[2].id, "call_late");
+        assert_string_equal(m.calls[2].name, "edit");
+        chat_message_free(&m);
+
+        /* No "index" either: a new id starts a call, a fragment with
+         * neither continues the one before. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"a\","
+                    "\"function\":{\"name\":\"read\",\"arguments\":\"{\\\"path\\\"\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"function\":{\"arguments\":\":\\\"x\\\"}\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"b\","
+                    "\"function\":{\"name\":\"bash\",\"arguments\":{\"command\":\"ls\"}}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"function\":{\"arguments\":\" \"}}]}}]}");
+        /* A repeated id (and name) continues its call. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"a\","
+                    "\"function\":{\"name\":\"read\",\"arguments\":\"\\n\"}}]}}]}");
+        chat_stream_take(s, &m);
+        assert_int_equal(m.ncalls, 2);
+        assert_string_equal(m.calls[0].id, "a");
+        assert_string_equal(m.calls[0].name, "read");
+        assert_string_equal(m.calls[0].arguments, "{\"path\":\"x\"}\n");
+        assert_string_equal(m.calls[1].id, "b");
+        /* Arguments sent as an object are taken as its JSON text. */
+        assert_string_equal(m.calls[1].arguments, "{\"command\":\"ls\"} ");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_calls_in_index_order(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+
+        /* Interleaved fragments, a later index first, a gap in indices. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":5,\"id\":"
+                    "\"c5\",\"function\":{\"name\":\"five\",\"arguments\":\"[5\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+                    "\"c0\",\"function\":{\"name\":\"zero\",\"arguments\":\"[0\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                    "{\"index\":5,\"function\":{\"arguments\":\"]\"}},"
+                    "{\"index\":0,\"function\":{\"arguments\":\"]\"}}]}}]}");
+        chat_stream_take(s, &m);
+        assert_int_equal(m.ncalls, 2);
+        assert_string_equal(m.calls[0].id, "c0");
+        assert_string_equal(m.calls[0].arguments, "[0]");
+        assert_string_equal(m.calls[1].id, "c5");
+        assert_string_equal(m.calls[1].name, "five");
+        assert_string_equal(m.calls[1].arguments, "[5]");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_unknown_fields_and_empty_choices(void **state)
+{
+        struct deltas d = {0};
+        struct chat_stream *s = chat_stream_new(on_delta, &d);
+        struct chat_message m;
+
+        chunk_ok(s, "{\"choices\":[]}");
+        chunk_ok(s, "{\"choices\":null}");
+        chunk_ok(s, "{\"object\":\"chat.completion.chunk\"}");
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                    "\"reasoning_content\":\"thinking...\",\"refusal\":null}}],"
+                    "\"provider\":\"Together\",\"x_groq\":{\"id\":\"req_1\"}}");
+        /* Only the first choice makes the message. */
+        chunk_ok(s, "{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"other\"}},"
+                    "{\"index\":0,\"delta\":{\"content\":\"mine\",\"future\":[1,2]},"
+                    "\"logprobs\":{\"content\":[]}}]}");
+        chunk_ok(s,
+                 "{\"choices\":[{\"index\":0,\"delta\":{\"content\":null,\"tool_calls\":null}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "mine");
+        assert_int_equal(d.calls, 1);
+        assert_int_equal(m.ncalls, 0);
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+/* The message goes back to the server as JSON; reading that JSON as a
+ * (non-streamed) choice gives back the same message. */
+static void test_message_json_round_trip(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m, back;
+        json_t *j, *again, *calls, *fn;
+        char *text, *payload;
+        size_t i;
+
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":"
+                    "\"call_A\",\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":"
+                    "\\\"echo \\\\\\\"\\u00e9\\\\\\\"\\\"}\"}},{\"index\":1,\"function\":{\"name\":"
+                    "\"read\",\"arguments\":\"{broken\"}}]}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.calls[0].arguments, "{\"command\":\"echo \\\"\xC3\xA9\\\"\"}");
+
+        j = chat_message_json(&m);
+        assert_non_null(j);
+        text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        again = json_loads(text, 0, NULL);
+        assert_non_null(again);
+        assert_string_equal(json_string_value(json_object_get(again, "role")), "assistant");
+        /* No text beside tool calls: null, as OpenAI sends it. */
+        assert_true(json_is_null(json_object_get(again, "content")));
+        calls = json_object_get(again, "tool_calls");
+        assert_int_equal(json_array_size(calls), 2);
+        for (i = 0; i < 2; i++) {
+                fn = json_object_get(json_array_get(calls, i), "function");
+                assert_string_equal(
+                    json_string_value(json_object_get(json_array_get(calls, i), "type")),
+                    "function");
+                assert_string_equal(
+                    json_string_value(json_object_get(json_array_get(calls, i), "id")),
+                    m.calls[i].id);
+                assert_string_equal(json_string_value(json_object_get(fn, "name")),
+                                    m.calls[i].name);
+                assert_string_equal(json_string_value(json_object_get(fn, "arguments")),
+                                    m.calls[i].arguments);
+        }
+        assert_int_equal(json_object_size(again), 3);
+
+        assert_true(asprintf(&payload, "{\"choices\":[{\"index\":0,\"message\":%s}]}", text) > 0);
+        chunk_ok(s, payload);
+        chat_stream_take(s, &back);
+        assert_string_equal(back.content, "");
+        assert_int_equal(back.ncalls, m.ncalls);
+        for (i = 0; i < m.ncalls; i++) {
+                assert_string_equal(back.calls[i].id, m.calls[i].id);
+                assert_string_equal(back.calls[i].name, m.calls[i].name);
+                assert_string_equal(back.calls[i].arguments, m.calls[i].arguments);
+        }
+        free(payload);
+        free(text);
+        json_decref(again);
+        chat_message_free(&back);
+        chat_message_free(&m);
+
+        /* Text only: a string, and no tool_calls member at all. */
+        chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}");
+        chat_stream_take(s, &m);
+        j = chat_message_json(&m);
+        assert_string_equal(json_string_value(json_object_get(j, "content")), "hi");
+        assert_null(json_object_get(j, "tool_calls"));
+        json_decref(j);
+        chat_message_free(&m);
+
+        /* Nothing at all: "" rather than null. */
+        chat_stream_take(s, &m);
+        j = chat_message_json(&m);
+        assert_string_equal(json_string_value(json_object_get(j, "content")), "");
+        json_decref(j);
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+static void test_request_body(void **state)
+{
+        json_t *messages = json_pack("[{s:s, s:s}]", "role", "user", "content", "list files");
+        json_t *tools =
+            json_pack("[{s:s, s:{s:s}}]", "type", "function", "function", "name", "bash");
+        json_t *empty = json_array();
+        json_t *body, *opts;
+
+        body = chat_request("gpt-4o-mini", messages, tools);
+        assert_non_null(body);
+        assert_string_equal(json_string_value(json_object_get(body, "model")), "gpt-4o-mini");
+        assert_true(json_equal(json_object_get(body, "messages"), messages));
+        assert_true(json_equal(json_object_get(body, "tools"), tools));
+        assert_true(json_is_true(json_object_get(body, "stream")));
+        opts = json_object_get(body, "stream_options");
+        assert_true(json_is_true(json_object_get(opts, "include_usage")));
+        assert_int_equal(json_object_size(body), 5);
+        /* The conversation goes on; a body kept for a retry does not. */
+        json_array_append_new(messages, json_pack("{s:s}", "role", "assistant"));
+        assert_int_equal(json_array_size(json_object_get(body, "messages")), 1);
+        json_decref(body);
+
+        body = chat_request("m", messages, empty);
+        assert_null(json_object_get(body, "tools"));
+        json_decref(body);
+        body = chat_request("m", messages, NULL);
+        assert_null(json_object_get(body, "tools"));
+        assert_int_equal(json_object_size(body), 4);
+        json_decref(body);
+        assert_null(chat_request(NULL, messages, NULL));
+
+        json_decref(messages);
+        json_decref(tools);
+        json_decref(empty);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_openai_stream_two_tool_calls),
+            cmocka_unit_test(test_content_and_tool_calls),
+            cmocka_unit_test(test_usage_in_trailing_chunk),
+            cmocka_unit_test(test_done),
+            cmocka_unit_test(test_error_object),
+            cmocka_unit_test(test_invalid_json),
+            cmocka_unit_test(test_arguments_kept_verbatim),
+            cmocka_unit_test(test_missing_ids_and_indices),
+            cmocka_unit_test(test_calls_in_index_order),
+            cmocka_unit_test(test_unknown_fields_and_empty_choices),
+            cmocka_unit_test(test_message_json_round_trip),
+            cmocka_unit_test(test_request_body),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

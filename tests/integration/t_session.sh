@@ -141,4 +141,44 @@ EOF
 OPENAI_API_KEY=sk-proctor-test-secret-123 run_session env local "$S/env.jsonl"
 check "secret: absent from the events" sh -c "! grep -q sk-proctor-test-secret-123 '$WORK/env.jsonl'"
 check "secret: absent from the trace" sh -c "! grep -q sk-proctor-test-secret-123 '$WORK/env.trace'"
+# a short cycle (A, B, A, B) also gets a note
+cat >"$S/cycle.jsonl" <<'EOF2'
+{"tool_calls": [{"name": "read_cache", "arguments": {"key": "a"}}]}
+{"tool_calls": [{"name": "read_cache", "arguments": {"key": "b"}}]}
+{"tool_calls": [{"name": "read_cache", "arguments": {"key": "a"}}]}
+{"tool_calls": [{"name": "read_cache", "arguments": {"key": "b"}}]}
+{"content": "stopped"}
+EOF2
+run_session cycle local "$S/cycle.jsonl"
+expect_match "cycle: a note about the cycle" "short cycle" "$(ev cycle 'of("session.note")[0]["text"]')"
+
+# long output: the model gets 25,000 characters, the trace gets all of it
+cat >"$S/flood.jsonl" <<'EOF2'
+{"tool_calls": [{"name": "bash", "arguments": {"command": "head -c 100000 /dev/zero | tr '\\0' x"}}]}
+{"content": "ok"}
+EOF2
+run_session flood local "$S/flood.jsonl"
+expect_eq "cap: the result is marked truncated" True "$(ev flood 'of("tool.result")[0]["truncated"]')"
+expect_eq "cap: the model gets at most 25,000 characters plus the marker" True \
+        "$(ev flood '25000 <= len(of("tool.result")[0]["output"]) < 25100')"
+expect_match "cap: the marker says how much was cut" "75000 characters cut" "$(ev flood 'of("tool.result")[0]["output"]')"
+expect_eq "cap: the full output is in the trace" 100000 \
+        "$(ev flood 'sum(len(e["data"]) for e in of("tool.output"))')"
+
+# proctor killed by SIGKILL mid-session leaves a trace whose lines parse
+printf '{"content": "a b c d e f g h i j k l m n o p", "delay_ms": 100}\n' >"$S/slow.jsonl"
+"$PROCTOR" run --json --mode local --model "script:$S/slow.jsonl" --workspace "$WORK" \
+        --trace "$WORK/killed.trace" "go" >/dev/null 2>&1 &
+pid=$!
+sleep 0.8
+kill -9 $pid
+wait $pid 2>/dev/null
+expect_eq "SIGKILL: the trace starts with session.start" session.start \
+        "$("$T_PY" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["type"])' "$WORK/killed.trace")"
+expect_eq "SIGKILL: every line of the trace parses" ok \
+        "$("$T_PY" -c 'import json, sys
+n = 0
+for l in open(sys.argv[1]):
+    json.loads(l); n += 1
+print("ok" if n >= 5 else "only %d lines" % n)' "$WORK/killed.trace")"
 finish

@@ -28,6 +28,9 @@ ev() {
         "$T_PY" -c 'import sys, json
 E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def of(t): return [e for e in E if e.get("type") == t]
+def res(i):  # the result of the i-th tool call (results come as calls finish)
+    c = of("tool.call")[i]["call_id"]
+    return next(r for r in of("tool.result") if r["call_id"] == c)
 print(eval(sys.argv[2]))' "$WORK/$1.jsonl" "$2"
 }
 
@@ -75,9 +78,9 @@ cat >"$S/etc.jsonl" <<'EOF'
 {"content": "ok"}
 EOF
 run_session etc sandbox "$S/etc.jsonl"
-expect_eq "sandbox: write to /etc is an error result" False "$(ev etc 'of("tool.result")[0]["ok"]')"
-expect_match "sandbox: write to /etc says why" "Read-only file system|Permission denied" "$(ev etc 'of("tool.result")[0]["output"]')"
-expect_eq "sandbox: touch in /etc fails" False "$(ev etc 'of("tool.result")[1]["ok"]')"
+expect_eq "sandbox: write to /etc is an error result" False "$(ev etc 'res(0)["ok"]')"
+expect_match "sandbox: write to /etc says why" "Read-only file system|Permission denied" "$(ev etc 'res(0)["output"]')"
+expect_eq "sandbox: touch in /etc fails" False "$(ev etc 'res(1)["ok"]')"
 check "sandbox: nothing reached the host's /etc" test ! -e /etc/proctor-should-not-exist
 check "sandbox: nothing reached the host's /etc (bash)" test ! -e /etc/proctor-should-not-exist-2
 
@@ -88,10 +91,10 @@ cat >"$S/bad.jsonl" <<'EOF'
 EOF
 run_session bad local "$S/bad.jsonl"; rc=$?
 expect_eq "bad calls: session still completes" 0 $rc
-expect_match "unknown tool named" "unknown tool 'frobnicate'" "$(ev bad 'of("tool.result")[0]["output"]')"
-expect_match "invalid JSON arguments named" "not valid JSON" "$(ev bad 'of("tool.result")[1]["output"]')"
-expect_match "missing field named" "path" "$(ev bad 'of("tool.result")[2]["output"]')"
-expect_match "missing file named" "does/not/exist" "$(ev bad 'of("tool.result")[3]["output"]')"
+expect_match "unknown tool named" "unknown tool 'frobnicate'" "$(ev bad 'res(0)["output"]')"
+expect_match "invalid JSON arguments named" "not valid JSON" "$(ev bad 'res(1)["output"]')"
+expect_match "missing field named" "path" "$(ev bad 'res(2)["output"]')"
+expect_match "missing file named" "does/not/exist" "$(ev bad 'res(3)["output"]')"
 expect_eq "bad calls: all errors" "[False, False, False, False]" "$(ev bad '[r["ok"] for r in of("tool.result")]')"
 
 # the repetition guard: three identical calls in a row get a note
@@ -158,10 +161,10 @@ cat >"$S/flood.jsonl" <<'EOF2'
 {"content": "ok"}
 EOF2
 run_session flood local "$S/flood.jsonl"
-expect_eq "cap: the result is marked truncated" True "$(ev flood 'of("tool.result")[0]["truncated"]')"
+expect_eq "cap: the result is marked truncated" True "$(ev flood 'res(0)["truncated"]')"
 expect_eq "cap: the model gets at most 25,000 characters plus the marker" True \
-        "$(ev flood '25000 <= len(of("tool.result")[0]["output"]) < 25100')"
-expect_match "cap: the marker says how much was cut" "75000 characters cut" "$(ev flood 'of("tool.result")[0]["output"]')"
+        "$(ev flood '25000 <= len(res(0)["output"]) < 25100')"
+expect_match "cap: the marker says how much was cut" "75000 characters cut" "$(ev flood 'res(0)["output"]')"
 expect_eq "cap: the full output is in the trace" 100000 \
         "$(ev flood 'sum(len(e["data"]) for e in of("tool.output"))')"
 
@@ -181,4 +184,14 @@ n = 0
 for l in open(sys.argv[1]):
     json.loads(l); n += 1
 print("ok" if n >= 5 else "only %d lines" % n)' "$WORK/killed.trace")"
+# sandbox mode: file tools resolve paths inside the sandbox
+cat >"$S/paths.jsonl" <<'EOF2'
+{"tool_calls": [{"name": "read", "arguments": {"path": "/etc/shadow"}}, {"name": "read", "arguments": {"path": "../../../../etc/passwd"}}, {"name": "read", "arguments": {"path": "/root/.bashrc"}}]}
+{"content": "ok"}
+EOF2
+run_session paths sandbox "$S/paths.jsonl"
+expect_eq "paths: /etc/shadow is not there" False "$(ev paths 'res(0)["ok"]')"
+expect_match "paths: ../ reaches only the sandbox's /etc/passwd" "sandbox:x:1000" "$(ev paths 'res(1)["output"]')"
+expect_no_match "paths: not the host's passwd" "daemon:x:1:" "$(ev paths 'res(1)["output"]')"
+expect_eq "paths: /root is not there" False "$(ev paths 'res(2)["ok"]')"
 finish

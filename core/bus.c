@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct sub {
         bus_fn fn;
@@ -141,4 +142,29 @@ json_t *bus_string(const char *buf, size_t n)
         j = json_stringn(out, o);
         free(out);
         return j;
+}
+
+void bus_write_all(int fd, const char *buf, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, buf, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return;
+                buf += w;
+                n -= (size_t)w;
+        }
+}
+
+void bus_print_jsonl(const json_t *event, void *ud)
+{
+        char *s = json_dumps(event, JSON_COMPACT);
+
+        (void)ud;
+        if (s == NULL)
+                return;
+        bus_write_all(1, s, strlen(s));
+        bus_write_all(1, "\n", 1);
+        free(s);
 }

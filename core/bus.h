@@ -20,6 +20,12 @@ int bus_subscribe(struct bus *b, bus_fn fn, void *ud);
  * NULL). Adds seq (from 1), t_ms (since the bus was made) and type. */
 void bus_emit(struct bus *b, const char *type, json_t *fields);
 
+/* Writes all of buf to fd, retrying short writes; gives up on errors. */
+void bus_write_all(int fd, const char *buf, size_t n);
+
+/* A subscriber printing each event as one compact JSON line on stdout. */
+void bus_print_jsonl(const json_t *event, void *ud);
+
 /* Milliseconds since the bus was made (the events' clock). */
 uint64_t bus_now_ms(const struct bus *b);
 

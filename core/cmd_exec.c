@@ -24,36 +24,12 @@ struct run {
         struct exec_limits lim; /* as enforced, kept past the execution */
 };
 
-static void write_all(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;
-                buf += w;
-                n -= (size_t)w;
-        }
-}
-
-static void print_event(const json_t *ev, void *ud)
-{
-        char *s = json_dumps(ev, JSON_COMPACT);
-
-        if (s == NULL)
-                return;
-        write_all(1, s, strlen(s));
-        write_all(1, "\n", 1);
-        free(s);
-}
-
 static void on_output(const char *buf, size_t n, enum exec_stream s, void *ud)
 {
         struct run *r = ud;
 
         if (!r->json)
-                write_all(s == EXEC_STDOUT ? 1 : 2, buf, n);
+                bus_write_all(s == EXEC_STDOUT ? 1 : 2, buf, n);
 }
 
 static void on_exit_hook(const struct exec_result *res, void *ud)
@@ -161,7 +137,7 @@ int cmd_exec_main(int argc, char **argv)
         if (bus == NULL)
                 goto out;
         if (o.json)
-                bus_subscribe(bus, print_event, NULL);
+                bus_subscribe(bus, bus_print_jsonl, NULL);
         struct exec_report_hooks hooks = {.on_output = on_output, .on_exit = on_exit_hook};
         for (i = 0; i < 3; i++) {
                 uv_signal_init(&loop, &r.sig[i]);

@@ -23,30 +23,6 @@ struct run {
         enum agent_status status;
 };
 
-static void write_all(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;
-                buf += w;
-                n -= (size_t)w;
-        }
-}
-
-static void print_json(const json_t *ev, void *ud)
-{
-        char *s = json_dumps(ev, JSON_COMPACT);
-
-        if (s == NULL)
-                return;
-        write_all(1, s, strlen(s));
-        write_all(1, "\n", 1);
-        free(s);
-}
-
 static const char *str(const json_t *ev, const char *key)
 {
         const char *v = json_string_value(json_object_get(ev, key));
@@ -69,7 +45,7 @@ static void short_args(const char *args, char *out, size_t len)
 static void newline_if_needed(struct run *r)
 {
         if (!r->at_line_start) {
-                write_all(1, "\n", 1);
+                bus_write_all(1, "\n", 1);
                 r->at_line_start = true;
         }
 }
@@ -84,7 +60,7 @@ static void print_human(const json_t *ev, void *ud)
 
         if (strcmp(type, "model.delta") == 0) {
                 const char *t = str(ev, "text");
-                write_all(1, t, strlen(t));
+                bus_write_all(1, t, strlen(t));
                 r->at_line_start = t[0] != '\0' && t[strlen(t) - 1] == '\n';
         } else if (strcmp(type, "session.start") == 0) {
                 fprintf(stderr, "proctor: session %s: %s mode, model %s, workspace %s\n",
@@ -242,7 +218,7 @@ int cmd_run_main(int argc, char **argv)
         }
         bus_subscribe(bus, trace_event, trace);
         r.json = o.json;
-        bus_subscribe(bus, o.json ? print_json : print_human, &r);
+        bus_subscribe(bus, o.json ? bus_print_jsonl : print_human, &r);
         session_on_idle(r.s, on_idle, &r);
         for (i = 0; i < 3; i++) {
                 uv_signal_init(&loop, &r.sig[i]);

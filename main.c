@@ -11,11 +11,13 @@
 #include "core/options.h"
 #include "core/tools.h"
 #include "core/trace.h"
+#include "tui/tui.h"
 
 static void print_help(void)
 {
         printf("proctor %s: watch and steer an LLM agent while it works\n\n"
                "usage:\n"
+               "  proctor [options]                       the supervisor (setup screen)\n"
                "  proctor run [options] PROMPT            a whole agent session, headless\n"
                "  proctor exec [options] -- CMD [ARG...]  run one command in one execution\n"
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
@@ -44,10 +46,12 @@ static int dispatch(int argc, char **argv)
 {
         const char *cmd = argc > 1 ? argv[1] : NULL;
 
-        if (cmd == NULL || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
-            strcmp(cmd, "help") == 0) {
+        if (cmd == NULL || (cmd[0] == '-' && cmd[1] == '-' && strcmp(cmd, "--help") != 0 &&
+                            strcmp(cmd, "--version") != 0))
+                return tui_main(argc, argv); /* `proctor [options]`: the supervisor */
+        if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help();
-                return cmd == NULL ? 2 : 0;
+                return 0;
         }
         if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
                 printf("proctor %s\n", PROCTOR_VERSION);

@@ -1,0 +1,106 @@
+/* text: turns untrusted bytes (tool output, model text) into UTF-8 that is
+ * safe to draw, and measures, fits and wraps it in terminal columns. Pure
+ * functions, no ncurses, no locale: nothing here may ever hand a control
+ * character or an escape sequence on to the terminal. */
+#ifndef PROCTOR_TEXT_H
+#define PROCTOR_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Flags for text_sanitize and text_lines_new.
+ *
+ * Escape style, always the same: C0 controls and DEL in caret notation
+ * ("\x1b" is "^[", "\x07" is "^G", "\x00" is "^@", DEL is "^?"); C1 controls
+ * (U+0080..U+009F), bidi embeddings, overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069) and the line/paragraph separators U+2028/U+2029 as
+ * "<U+XXXX>"; invalid UTF-8 (stray or truncated bytes, overlong forms,
+ * surrogates, anything above U+10FFFF) as U+FFFD, one per maximal invalid
+ * subpart. A caret sequence is plain printable ASCII, so an escape sequence
+ * written by a tool is shown, e.g. "^[]0;owned^G^[[2J", and never obeyed. */
+enum {
+        TEXT_MULTILINE = 1 << 0, /* keep "\n" (and fold "\r\n" to "\n"); else "^J", "^M" */
+        TEXT_TABS = 1 << 1,      /* expand "\t" to spaces up to the next stop of 8; else "^I" */
+        TEXT_DROP_ANSI = 1 << 2, /* drop whole CSI/OSC/DCS/ESC sequences instead of showing
+                                    them (colour codes vanish); a malformed or overlong one
+                                    is cut short and the rest shown as text */
+};
+
+/* Flags for text_fit. */
+enum {
+        TEXT_FIT_ELLIPSIS = 1 << 0, /* end a cut string with "…" (1 column) */
+        TEXT_FIT_PAD = 1 << 1,      /* pad with spaces to exactly `columns` */
+};
+
+/* Sanitizes `len` bytes of `src` (NULs included) into a new NUL-terminated
+ * UTF-8 string the caller frees. Returns NULL only when out of memory. */
+char *text_sanitize(const void *src, size_t len, unsigned flags);
+
+/* Display width of one code point, from proctor's own tables (Unicode 15
+ * East Asian Wide/Fullwidth and emoji presentation = 2; nonspacing and
+ * enclosing marks, zero-width format characters and Hangul medial/final
+ * jamo = 0; everything else 1), so the result never depends on the process
+ * locale or the C library. Controls count 1: they are drawn as U+FFFD by
+ * text_fit if they ever reach it unsanitized. */
+int text_cpwidth(uint32_t cp);
+
+/* Display width of a NUL-terminated string, in terminal columns. Invalid
+ * UTF-8 counts one column per U+FFFD it would be shown as. */
+size_t text_width(const char *utf8);
+
+/* Writes into `dst` (size `dstlen`, always NUL-terminated when dstlen > 0)
+ * the longest prefix of `src` that fits in `columns` display columns,
+ * whole characters only: a wide character that would straddle the edge is
+ * left out, and zero-width marks stay with their base. With
+ * TEXT_FIT_ELLIPSIS a cut string ends in "…" inside the budget; with
+ * TEXT_FIT_PAD spaces make the result exactly `columns` wide. Anything
+ * unsafe still in `src` is drawn as U+FFFD. Returns the width written, or
+ * -ENOBUFS when `dst` was too small (the result is then still valid UTF-8,
+ * cut at a character boundary). */
+int text_fit(char *dst, size_t dstlen, const char *src, int columns, unsigned flags);
+
+/* One wrapped line: `len` bytes of the wrapped string from byte `start`. */
+struct text_span {
+        size_t start, len;
+};
+
+/* Splits the sanitized string `s` into lines of at most `columns` columns
+ * (columns < 1 counts as 1): at each "\n", then at the last space that lets
+ * the line fit (the spaces at a break belong to neither line), and a word
+ * longer than a line is cut at a character boundary. A wide character wider
+ * than `columns` gets a line of its own. A trailing "\n" ends the last line
+ * without opening another; "" has no lines. Fills up to `max` spans and
+ * returns how many lines there are in all, like snprintf. */
+size_t text_wrap(const char *s, int columns, struct text_span *spans, size_t max);
+
+/* The tail of a live output stream: sanitized lines, the last `max_lines`
+ * of them kept in a ring. Chunks may split characters and escape sequences
+ * anywhere; the lines come out the same however the stream was cut. The
+ * work per chunk is proportional to the chunk, never to the history. */
+struct text_lines;
+
+/* `max_lines` >= 1; `max_line_bytes` (0: 4096, at least 16) bounds the
+ * bytes of one line, a longer one is broken before it would pass that; `flags` as for text_sanitize
+ * (TEXT_MULTILINE is implied). Returns NULL when out of memory. */
+struct text_lines *text_lines_new(size_t max_lines, size_t max_line_bytes, unsigned flags);
+void text_lines_free(struct text_lines *tl);
+
+/* Appends a chunk. Returns 0 or -ENOMEM (the stream state stays usable). */
+int text_lines_append(struct text_lines *tl, const void *chunk, size_t len);
+
+/* Ends the stream: a character left incomplete becomes U+FFFD, a pending
+ * CR is shown. Appending again afterwards starts a fresh line state. */
+int text_lines_finish(struct text_lines *tl);
+
+/* Lines kept, counting the unfinished last one when it is not empty. */
+size_t text_lines_count(const struct text_lines *tl);
+
+/* Line `i`, 0 being the oldest kept; NULL when out of range. Valid until
+ * the next append, finish or free. */
+const char *text_lines_get(const struct text_lines *tl, size_t i);
+
+/* Lines completed since the start, including those the ring dropped. */
+uint64_t text_lines_total(const struct text_lines *tl);
+
+#endif

@@ -1,0 +1,10 @@
+/* tui: the ncurses supervisor. `proctor [opts]` opens it on the setup
+ * screen; the session runs on the same libuv loop as the terminal input, and
+ * every pane is drawn from the core's view model. The only module that
+ * touches the terminal: it owns start-up, teardown and signal restore. */
+#ifndef PROCTOR_TUI_H
+#define PROCTOR_TUI_H
+
+int tui_main(int argc, char **argv);
+
+#endif

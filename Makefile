@@ -26,7 +26,7 @@ UNITS      := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNITS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 BENCHES    := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
-.PHONY: all deps test unit unit-asan integration bench format format-check run clean
+.PHONY: all deps test unit unit-asan integration bench format format-check run clean screenshots
 
 all: proctor
 
@@ -95,6 +95,9 @@ bench: deps proctor $(BENCHES)
 
 run: deps proctor
 	./proctor run --mode sandbox "Show me what proctor does."
+
+screenshots: deps proctor
+	@tests/screenshots.sh
 
 format:
 	clang-format -i $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h)

@@ -20,6 +20,7 @@ static void print_help(void)
                "  proctor [options]                       the supervisor (setup screen)\n"
                "  proctor run [options] PROMPT            a whole agent session, headless\n"
                "  proctor exec [options] -- CMD [ARG...]  run one command in one execution\n"
+               "  proctor replay [--speed N|max] TRACE    play a recorded session, read-only\n"
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor --help | --version\n\n"
@@ -63,8 +64,12 @@ static int dispatch(int argc, char **argv)
                 return doctor_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
-        if (strcmp(cmd, "replay") == 0)
-                return trace_summary_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "replay") == 0) {
+                for (int i = 2; i < argc; i++)
+                        if (strcmp(argv[i], "--summary") == 0)
+                                return trace_summary_main(argc - 1, argv + 1);
+                return tui_replay_main(argc - 1, argv + 1);
+        }
         /* used inside sandboxes to run the file tools */
         if (strcmp(cmd, "tool") == 0)
                 return tools_main(argc - 1, argv + 1);

@@ -43,6 +43,7 @@ struct app {
         enum exec_isolation mode;
         enum app_screen screen;
         bool busy, quitting, done;
+        const char *last; /* how the last prompt's turns ended, NULL before */
         char prompt[2048];
         size_t plen;
         bool typing;
@@ -65,6 +66,12 @@ struct app {
         size_t nthemes, theme_i;
         char themes_dir[PATH_MAX];
         unsigned spin;
+        /* replay: a recorded session played into the view model, read-only */
+        bool replay, paused;
+        json_t **events;
+        size_t nevents, next;
+        double speed; /* 0: as fast as possible */
+        uv_timer_t play;
 };
 
 static struct app *g_app; /* for the crash handler only */
@@ -103,7 +110,6 @@ static void setup_colors(struct app *a)
 
         if (a->depth == COLOR_MONO || !has_colors())
                 return;
-        start_color();
         use_default_colors();
         for (r = 0; r < THEME_ROLE_COUNT; r++) {
                 struct color_spec c = color_resolve(&a->theme, (enum theme_role)r, a->depth);
@@ -228,6 +234,16 @@ static enum theme_role call_role(enum vm_call_state st)
         }
 }
 
+/* The mode shown: the session's, or the recorded one in a replay. */
+static bool shows_sandbox(struct app *a)
+{
+        const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
+
+        if (a->replay)
+                return vs != NULL && vs->mode != NULL && strcmp(vs->mode, "sandbox") == 0;
+        return a->mode == EXEC_SANDBOX;
+}
+
 static const char *spinner(struct app *a)
 {
         static const char *const frames[] = {"|", "/", "-", "\\"};
@@ -242,7 +258,9 @@ static void draw_header(struct app *a)
         const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
         struct viewmodel_host h = {0};
         char line[512], el[32];
-        bool sandbox = a->mode == EXEC_SANDBOX;
+        bool sandbox = a->replay
+                           ? vs != NULL && vs->mode != NULL && strcmp(vs->mode, "sandbox") == 0
+                           : a->mode == EXEC_SANDBOX;
         int x;
 
         fill(a, 0, 0, COLS, THEME_HEADER);
@@ -257,8 +275,10 @@ static void draw_header(struct app *a)
         if (vs != NULL && a->screen == SCREEN_LIVE) {
                 fmt_ms(el, sizeof(el), vs->elapsed_ms);
                 snprintf(line, sizeof(line), "%s  %s  turn %lld/%lld  tokens %llu/%llu  %s",
-                         a->busy ? "running" : viewmodel_session_state_name(vs->state), el,
-                         (long long)vs->turn, (long long)vs->max_turns,
+                         a->busy           ? "running"
+                         : a->last != NULL ? a->last
+                                           : "idle",
+                         el, (long long)vs->turn, (long long)vs->max_turns,
                          (unsigned long long)vs->tokens_in, (unsigned long long)vs->tokens_out,
                          vs->model != NULL ? vs->model : "");
                 put(a, 0, x, COLS - x - 1, THEME_HEADER, line);
@@ -279,7 +299,11 @@ static void draw_status(struct app *a)
 {
         const char *hint;
 
-        if (a->screen == SCREEN_SETUP)
+        if (a->replay)
+                hint = a->paused
+                           ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
+                           : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
+        else if (a->screen == SCREEN_SETUP)
                 hint = "m mode  Enter start  ? help  q quit";
         else if (a->busy)
                 hint =
@@ -451,7 +475,7 @@ static void draw_execs(struct app *a, int y, int x, int h, int w)
         long top, i;
         char line[512], mem[16], lim[16], age[16], plim[24], graph[256];
 
-        frame_box(a, y, x, h, w, a->mode == EXEC_SANDBOX ? "sandboxes" : "processes",
+        frame_box(a, y, x, h, w, shows_sandbox(a) ? "sandboxes" : "processes",
                   a->focus == PANE_EXECS);
         if (a->sel[PANE_EXECS] < 0 || (size_t)a->sel[PANE_EXECS] >= n)
                 a->sel[PANE_EXECS] = (long)n - 1;
@@ -707,6 +731,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         bus_subscribe(a->bus, on_event, a);
         session_on_idle(a->s, on_idle, a);
         a->screen = SCREEN_SETUP;
+        a->last = NULL;
         a->sel[PANE_TOOLS] = a->sel[PANE_EXECS] = -1;
         return 0;
 }
@@ -734,6 +759,8 @@ static void finish(struct app *a)
         int i;
 
         a->done = true;
+        if (a->replay)
+                uv_timer_stop(&a->play);
         uv_timer_stop(&a->frame);
         uv_timer_stop(&a->tick);
         uv_poll_stop(&a->in);
@@ -747,6 +774,7 @@ static void on_idle(enum agent_status st, void *ud)
         struct app *a = ud;
 
         a->busy = false;
+        a->last = agent_status_name(st);
         snprintf(a->status, sizeof(a->status), "session %s: i follow-up, n new session, q quit",
                  agent_status_name(st));
         if (a->quitting)
@@ -825,7 +853,7 @@ static void next_theme(struct app *a)
 static void quit(struct app *a)
 {
         a->quitting = true;
-        if (a->busy) {
+        if (a->busy && a->s != NULL) {
                 session_kill_all(a->s);
                 session_interrupt(a->s);
         } else {
@@ -934,6 +962,39 @@ static void key_mouse(struct app *a)
                                                  : PANE_EXECS;
 }
 
+static void play_next(uv_timer_t *t);
+
+/* Replay keys; true when the key was taken (or refused: read-only). */
+static bool key_replay(struct app *a, wint_t ch)
+{
+        switch (ch) {
+        case ' ':
+                a->paused = !a->paused;
+                if (a->paused)
+                        uv_timer_stop(&a->play);
+                else
+                        uv_timer_start(&a->play, play_next, 0, 0);
+                return true;
+        case 's':
+                if (a->paused && a->next < a->nevents)
+                        viewmodel_event(a->events[a->next++], a->vm);
+                return true;
+        case 'm':
+        case 'k':
+        case 'K':
+        case 'i':
+        case 'n':
+                snprintf(a->status, sizeof(a->status),
+                         "replay is read-only: no mode flip, kill or prompt");
+                return true;
+        case 27:
+                if (!a->detail)
+                        return true;
+                return false;
+        }
+        return false;
+}
+
 static void key(struct app *a, int kind, wint_t ch)
 {
         if (a->help) {
@@ -964,6 +1025,8 @@ static void key(struct app *a, int kind, wint_t ch)
             key_prompt(a, kind, ch))
                 return;
         a->status[0] = '\0';
+        if (a->replay && kind != KEY_CODE_YES && key_replay(a, ch))
+                return;
         if (kind == KEY_CODE_YES) {
                 switch (ch) {
                 case KEY_UP:
@@ -1143,6 +1206,8 @@ static void start_terminal(struct app *a)
         curs_set(0);
         set_escdelay(25);
         mousemask(BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        if (has_colors())
+                start_color(); /* COLORS is known only after this */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,
                                 has_colors() ? COLORS : -1);
         /* ncurses draws 24-bit colour only with a direct-colour terminfo */
@@ -1223,4 +1288,155 @@ int tui_main(int argc, char **argv)
         uv_loop_close(&loop);
         g_app = NULL;
         return 0;
+}
+
+/* ---- replay ---- */
+
+static uint64_t event_ms(const json_t *ev)
+{
+        json_int_t t = json_integer_value(json_object_get(ev, "t_ms"));
+
+        return t > 0 ? (uint64_t)t : 0;
+}
+
+/* Feeds the events due now, then sleeps until the next one (scaled by the
+ * speed; long idle stretches are shortened to two seconds). */
+static void play_next(uv_timer_t *t)
+{
+        struct app *a = t->data;
+        uint64_t now, gap;
+        size_t batch = 0;
+
+        if (a->paused || a->next >= a->nevents)
+                return;
+        now = event_ms(a->events[a->next]);
+        while (a->next < a->nevents &&
+               (a->speed == 0 ? batch < 2000 : event_ms(a->events[a->next]) <= now)) {
+                viewmodel_event(a->events[a->next++], a->vm);
+                batch++;
+        }
+        mark_dirty(a);
+        if (a->next >= a->nevents) {
+                snprintf(a->status, sizeof(a->status), "replay finished (%zu events): q quits",
+                         a->nevents);
+                return;
+        }
+        gap =
+            a->speed == 0 ? 0 : (uint64_t)((double)(event_ms(a->events[a->next]) - now) / a->speed);
+        uv_timer_start(&a->play, play_next, gap > 2000 ? 2000 : gap, 0);
+}
+
+static int load_trace(struct app *a, const char *path, char *err, size_t errlen)
+{
+        FILE *f = fopen(path, "r");
+        char *line = NULL;
+        size_t cap = 0, bad = 0;
+        ssize_t n;
+
+        if (f == NULL) {
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                return -errno;
+        }
+        while ((n = getline(&line, &cap, f)) > 0) {
+                json_t *ev = json_loadb(line, (size_t)n, 0, NULL);
+                json_t **grown;
+                if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "type"))) {
+                        json_decref(ev);
+                        bad++;
+                        continue;
+                }
+                grown = realloc(a->events, (a->nevents + 1) * sizeof(*grown));
+                if (grown == NULL) {
+                        json_decref(ev);
+                        break;
+                }
+                a->events = grown;
+                a->events[a->nevents++] = ev;
+        }
+        free(line);
+        fclose(f);
+        if (a->nevents == 0) {
+                snprintf(err, errlen, "%s: no events in it", path);
+                return -EINVAL;
+        }
+        if (bad > 0)
+                snprintf(a->status, sizeof(a->status),
+                         "%zu lines of the trace were not valid events and are skipped "
+                         "(proctor replay --summary says which)",
+                         bad);
+        return 0;
+}
+
+int tui_replay_main(int argc, char **argv)
+{
+        struct app a;
+        uv_loop_t loop;
+        char err[512];
+        size_t i;
+        int rc = 0;
+
+        memset(&a, 0, sizeof(a));
+        setlocale(LC_ALL, "");
+        if (config_resolve(argc, argv, &a.o, err, sizeof(err)) < 0 || a.o.argi != argc - 1) {
+                fprintf(stderr,
+                        "proctor replay: %s\nusage: proctor replay [--speed N|max] TRACE"
+                        "\n       proctor replay --summary TRACE\n",
+                        a.o.argi != argc - 1 && err[0] == '\0' ? "give one trace file" : err);
+                return 2;
+        }
+        a.speed = 1.0;
+        if (a.o.speed != NULL) {
+                char *end;
+                a.speed = strcmp(a.o.speed, "max") == 0 ? 0 : strtod(a.o.speed, &end);
+                if (strcmp(a.o.speed, "max") != 0 && (*end != '\0' || !(a.speed > 0))) {
+                        fprintf(stderr,
+                                "proctor replay: --speed: expected a positive number "
+                                "or max, got '%s'\n",
+                                a.o.speed);
+                        return 2;
+                }
+        }
+        if (load_trace(&a, argv[argc - 1], err, sizeof(err)) < 0) {
+                fprintf(stderr, "proctor replay: %s\n", err);
+                free(a.events);
+                return 2;
+        }
+        if (!isatty(0) || !isatty(1)) {
+                fprintf(stderr, "proctor replay: needs a terminal (try --summary)\n");
+                rc = 2;
+                goto out;
+        }
+        uv_loop_init(&loop);
+        a.loop = &loop;
+        a.replay = true;
+        a.screen = SCREEN_LIVE;
+        a.vm = viewmodel_new();
+        viewmodel_set_readonly(a.vm, true);
+        a.sel[PANE_TOOLS] = a.sel[PANE_EXECS] = -1;
+        find_themes_dir(&a);
+        a.nthemes = theme_list(a.themes_dir, a.themes, THEME_LIST_MAX);
+        theme_open(a.o.theme, a.themes_dir, &a.theme, err, sizeof(err));
+        g_app = &a;
+        start_terminal(&a);
+        uv_timer_init(&loop, &a.play);
+        a.play.data = &a;
+        uv_timer_start(&a.play, play_next, 0, 0);
+        draw(&a);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        restore_terminal();
+        uv_close((uv_handle_t *)&a.play, NULL);
+        uv_close((uv_handle_t *)&a.in, NULL);
+        uv_close((uv_handle_t *)&a.frame, NULL);
+        uv_close((uv_handle_t *)&a.tick, NULL);
+        for (i = 0; i < 4; i++)
+                uv_close((uv_handle_t *)&a.sigs[i], NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        viewmodel_free(a.vm);
+        g_app = NULL;
+out:
+        for (i = 0; i < a.nevents; i++)
+                json_decref(a.events[i]);
+        free(a.events);
+        return rc;
 }

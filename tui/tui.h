@@ -7,4 +7,8 @@
 
 int tui_main(int argc, char **argv);
 
+/* `proctor replay [--speed N|max] TRACE`: a recorded session played in the
+ * same live view, read-only, with pause and step. */
+int tui_replay_main(int argc, char **argv);
+
 #endif

@@ -124,4 +124,15 @@ pid=$(pgrep -n -f "^$PROCTOR$" || pgrep -n -x proctor)
 [ -n "$pid" ] && kill -TERM "$pid"
 expect_screen f "EXITED" "SIGTERM ends the supervisor"
 check "SIGTERM left no alternate screen" sh -c "! $T display -p -t f '#{alternate_on}' | grep -q 1"
+# replay of a recorded session: read-only, same view
+"$PROCTOR" run --mode sandbox --model "script:$WORK/s/long.jsonl" --timeout 2 \
+        --trace "$WORK/rec.jsonl" "record me" >/dev/null 2>&1
+start g 160x48 "$PROCTOR replay --speed max $WORK/rec.jsonl"
+expect_screen g "REPLAY" "replay is marked"
+expect_screen g "bash: echo slow-started" "replayed tool calls appear"
+expect_screen g "#1 timeout" "replayed execution shows its exit" 10
+$T send-keys -t g k
+expect_screen g "read-only" "kill is refused in a replay"
+$T send-keys -t g q
+expect_screen g "EXITED 0" "quit the replay"
 finish

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Regenerates screenshots/*.png from the real program: each scenario runs
+# proctor in a detached tmux, captures the pane with its colours
+# (capture-pane -e), turns it into HTML with aha and renders that with
+# headless Chromium. Installs aha and chromium when missing.
+set -eu
+cd "$(dirname "$0")/.."
+top=$PWD
+out=$top/screenshots
+proctor=$top/proctor
+for p in aha chromium fonts-dejavu-core tmux; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+                need="${need:-} $p"
+        fi
+done
+if [ -n "${need:-}" ]; then
+        echo "screenshots: installing:$need" >&2
+        SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
+fi
+work=$(mktemp -d /tmp/proctor-shots.XXXXXX)
+chmod 755 "$work"
+sock=$work/tmux.sock
+T="tmux -S $sock"
+trap '$T kill-server 2>/dev/null; rm -rf "$work"' EXIT
+mkdir -p "$out" "$work/ws"
+cat >"$work/long.jsonl" <<'EOF'
+{"content": "I'll build the project and run its tests.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo compiling; python3 -c 'import time\nfor i in range(3): print(\"step\", i); time.sleep(0.3)'"}}, {"name": "write", "arguments": {"path": "notes.txt", "content": "build ok\n"}}]}
+{"content": "The test runner seems stuck; let me look at it.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo running tests; python3 -c 'x = 0\nwhile True: x += 1'"}}]}
+{"content": "The runaway was stopped; the build itself is fine."}
+EOF
+
+start() { # NAME COLSxROWS COMMAND
+        $T new-session -d -s "$1" -x "${2%x*}" -y "${2#*x}" "cd '$work/ws' && $3; sleep 60"
+}
+wait_for() { # NAME REGEX
+        local i
+        for i in $(seq 200); do
+                $T capture-pane -p -t "$1" | grep -Eq -- "$2" && return 0
+                sleep 0.1
+        done
+        echo "screenshots: timed out waiting for /$2/ in $1" >&2
+        return 1
+}
+shot() { # NAME FILE COLSxROWS
+        local cols=${3%x*} rows=${3#*x}
+        $T capture-pane -e -p -t "$1" | aha --black --no-header >"$work/$2.body"
+        {
+                printf '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+                printf 'body{margin:0;background:#000;}pre{margin:0;padding:8px;font:14px/17px "DejaVu Sans Mono",monospace;color:#ddd;white-space:pre;}'
+                printf '</style></head><body><pre>'
+                cat "$work/$2.body"
+                printf '</pre></body></html>'
+        } >"$work/$2.html"
+        chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+                --disable-background-networking --disable-component-update --disable-sync \
+                --user-data-dir="$work/chrome" --hide-scrollbars \
+                --window-size=$((cols * 9 + 16)),$((rows * 17 + 16)) \
+                --screenshot="$out/$2.png" "file://$work/$2.html" >/dev/null 2>&1
+        echo "screenshots: $out/$2.png"
+}
+
+# setup screen, both modes
+start setup 160x48 "$proctor"
+wait_for setup "Where should this session"
+shot setup setup-local 160x48
+$T send-keys -t setup m
+wait_for setup "\[x\] sandbox"
+shot setup setup-sandbox 160x48
+
+# a sandbox session with live stats, the kill confirmation, the killed runaway
+start run 160x48 "$proctor --mode sandbox --cpu-time 30 --model script:$work/long.jsonl"
+$T send-keys -t run "Build the project and run the tests." Enter
+wait_for run "running tests"
+sleep 2
+shot run session-sandbox 160x48
+$T send-keys -t run k
+wait_for run "Kill execution"
+shot run kill-confirm 160x48
+$T send-keys -t run y
+wait_for run "killed"
+wait_for run "session completed"
+shot run killed-runaway 160x48
+$T send-keys -t run '?'
+wait_for run "keys \(any key closes\)"
+shot run help 160x48
+
+# the light theme, and the narrow layout
+start light 160x48 "$proctor --theme light --mode local --model script:$work/long.jsonl"
+$T send-keys -t light "Build it." Enter
+wait_for light "running tests"
+sleep 1
+shot light theme-light 160x48
+start narrow 80x24 "$proctor --mode sandbox --model script:$work/long.jsonl"
+$T send-keys -t narrow "Build it." Enter
+wait_for narrow "transcript"
+sleep 1
+$T send-keys -t narrow Tab Tab
+sleep 0.5
+shot narrow narrow-80x24 80x24

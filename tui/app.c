@@ -1440,3 +1440,55 @@ out:
         free(a.events);
         return rc;
 }
+
+/* ---- benchmark hook ---- */
+
+int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint64_t *ns)
+{
+        FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+        struct app a;
+        SCREEN *scr;
+        int i;
+
+        if (out == NULL || in == NULL) {
+                if (out != NULL)
+                        fclose(out);
+                if (in != NULL)
+                        fclose(in);
+                return -errno;
+        }
+        scr = newterm("xterm-256color", out, in);
+        if (scr == NULL) {
+                fclose(out);
+                fclose(in);
+                return -ENOTTY;
+        }
+        set_term(scr);
+        resize_term(rows, cols);
+        memset(&a, 0, sizeof(a));
+        a.vm = vm;
+        a.screen = SCREEN_LIVE;
+        a.mode = EXEC_SANDBOX;
+        a.busy = true;
+        a.focus = PANE_TOOLS;
+        a.sel[PANE_TOOLS] = a.sel[PANE_EXECS] = -1;
+        theme_default(&a.theme);
+        if (has_colors())
+                start_color();
+        a.depth = COLOR_256;
+        setup_colors(&a);
+        for (i = 0; i < frames; i++) {
+                struct timespec t0, t1;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                a.spin++;
+                draw(&a);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                ns[i] = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+                        (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+        }
+        endwin();
+        delscreen(scr);
+        fclose(out);
+        fclose(in);
+        return 0;
+}

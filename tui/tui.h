@@ -11,4 +11,11 @@ int tui_main(int argc, char **argv);
  * same live view, read-only, with pause and step. */
 int tui_replay_main(int argc, char **argv);
 
+/* For the benchmark: draws `frames` full frames of `vm` (a live session
+ * view, cols x rows) into an off-screen terminal and stores each frame's
+ * time in ns[]. 0 or -errno. */
+struct viewmodel;
+#include <stdint.h>
+int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint64_t *ns);
+
 #endif

@@ -19,7 +19,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/dispatch build/bench/viewmodel \
+for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel \
         ./proctor; do
         if [ ! -x "$b" ]; then
                 echo "run.sh: $b is missing: run make bench" >&2
@@ -48,4 +48,8 @@ echo
 build/bench/sse -n "${SSE_ROUNDS:-5}" || status=1
 echo
 tests/bench/session.sh || status=1
+echo
+build/bench/tui_frame -f "${TUI_FRAMES:-500}" || status=1
+echo
+tests/bench/tui.sh || status=1
 exit $status

@@ -1,0 +1,83 @@
+#!/bin/bash
+# tui: the supervisor in a real terminal (tmux): idle CPU over 10 s (on the
+# setup screen and in the live view after a session), and key-to-screen
+# latency while a tool floods output. Targets: idle under 1%, keys under
+# 100 ms.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+top=$PWD
+work=$(mktemp -d /tmp/proctor-bench-tui.XXXXXX)
+chmod 755 "$work"
+T="tmux -S $work/sock"
+trap '$T kill-server 2>/dev/null; rm -rf "$work"' EXIT
+hz=$(getconf CLK_TCK)
+now_ms() { date +%s%3N; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+pid_of() { # the proctor process of tmux session $1
+        local shell
+        shell=$($T display -p -t "$1" '#{pane_pid}')
+        pgrep -P "$shell" -x proctor | head -1
+}
+wait_for() { # NAME REGEX
+        local i
+        for i in $(seq 300); do
+                $T capture-pane -p -t "$1" | grep -Eq -- "$2" && return 0
+                sleep 0.02
+        done
+        return 1
+}
+idle_pct() { # NAME
+        local pid t0 t1
+        pid=$(pid_of "$1")
+        t0=$(cpu_ticks "$pid")
+        sleep 10
+        t1=$(cpu_ticks "$pid")
+        awk -v d=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.2f", d * 100 / (10 * hz) }'
+}
+
+printf '{"content": "quick", "tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}\n{"content": "done"}\n' >"$work/quick.jsonl"
+printf '{"content": "flooding", "tool_calls": [{"name": "bash", "arguments": {"command": "yes flood-flood-flood-flood-flood-flood-flood-flood | head -c 3000000000"}}]}\n{"content": "done"}\n' >"$work/flood.jsonl"
+
+$T new-session -d -s setup -x 160 -y 48 "cd $work && $top/proctor; sleep 60"
+wait_for setup "Where should this session" || { echo "tui bench: no setup screen" >&2; exit 1; }
+sleep 1
+setup_idle=$(idle_pct setup)
+
+$T new-session -d -s live -x 160 -y 48 "cd $work && $top/proctor --model script:$work/quick.jsonl; sleep 60"
+wait_for live "Where should this session"
+$T send-keys -t live "go" Enter
+wait_for live "session completed" || { echo "tui bench: the session did not complete" >&2; exit 1; }
+sleep 1
+live_idle=$(idle_pct live)
+
+$T new-session -d -s flood -x 160 -y 48 "cd $work && $top/proctor --output-limit 64M --timeout 120 --model script:$work/flood.jsonl; sleep 60"
+wait_for flood "Where should this session"
+$T send-keys -t flood "go" Enter
+wait_for flood "running" || { echo "tui bench: the flood did not start" >&2; exit 1; }
+sleep 1
+lat=()
+for i in $(seq 10); do
+        t0=$(now_ms)
+        $T send-keys -t flood '?'
+        wait_for flood "keys \(any key closes\)" || { echo "tui bench: no help overlay" >&2; exit 1; }
+        t1=$(now_ms)
+        lat+=($((t1 - t0)))
+        $T send-keys -t flood x
+        wait_for flood "Tab focus" || true
+        sleep 0.2
+done
+sorted=$(printf '%s\n' "${lat[@]}" | sort -n)
+median=$(printf '%s\n' "$sorted" | sed -n 5p)
+p90=$(printf '%s\n' "$sorted" | sed -n 9p)
+
+echo "### the supervisor in tmux (160x48)"
+echo
+echo "| measure | value | target |"
+echo "|---|---:|---|"
+echo "| idle CPU, setup screen, 10 s | ${setup_idle}% | under 1% |"
+echo "| idle CPU, live view after a session, 10 s | ${live_idle}% | under 1% |"
+echo "| key to screen while a tool floods output, median | ${median} ms | under 100 ms |"
+echo "| key to screen while a tool floods output, p90 | ${p90} ms | |"
+echo
+echo "(latency: tmux send-keys until capture-pane shows the help overlay, polled every 20 ms,"
+echo "while \`yes\` floods the tool's output at full speed)"

@@ -1,0 +1,91 @@
+/* app: the supervisor's state, shared by its parts inside tui/: input and
+ * the session (app.c), drawing (draw.c), replay (replay.c). Internal. */
+#ifndef PROCTOR_TUI_APP_H
+#define PROCTOR_TUI_APP_H
+
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <limits.h>
+#include <ncurses.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "core/options.h"
+#include "core/session.h"
+#include "core/trace.h"
+#include "core/viewmodel.h"
+#include "tui/color.h"
+#include "tui/theme.h"
+
+enum app_screen { SCREEN_SETUP, SCREEN_LIVE };
+enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
+enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
+
+#define FRAME_MS 33
+
+struct app {
+        uv_loop_t *loop;
+        struct options o;
+        struct bus *bus;
+        struct viewmodel *vm;
+        struct session *s;
+        struct trace *trace;
+        enum exec_isolation mode;
+        enum app_screen screen;
+        bool busy, quitting, done;
+        const char *last; /* how the last prompt's turns ended, NULL before */
+        char prompt[2048];
+        size_t plen;
+        bool typing;
+        enum pane focus;
+        long sel[PANE_COUNT];
+        long scroll; /* transcript lines up from the bottom */
+        bool help, detail;
+        long detail_scroll;
+        enum dialog dialog;
+        uint64_t dialog_exec;
+        char status[320];
+        uv_poll_t in;
+        uv_timer_t frame, tick;
+        uv_signal_t sigs[4];
+        bool dirty;
+        uint64_t last_frame_ms;
+        struct theme theme;
+        enum color_depth depth;
+        char themes[THEME_LIST_MAX][THEME_NAME_MAX];
+        size_t nthemes, theme_i;
+        char themes_dir[PATH_MAX];
+        unsigned spin;
+        /* replay: a recorded session played into the view model, read-only */
+        bool replay, paused;
+        json_t **events;
+        size_t nevents, next;
+        double speed; /* 0: as fast as possible */
+        uv_timer_t play;
+};
+
+static inline uint64_t app_now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* app.c */
+void app_mark_dirty(struct app *a);
+void app_find_themes_dir(struct app *a);
+void app_start_terminal(struct app *a);
+void app_restore_terminal(void);
+extern struct app *app_current; /* for the crash handler */
+
+/* draw.c: one whole frame; the colour pairs of the current theme */
+void draw_frame(struct app *a);
+void draw_setup_colors(struct app *a);
+
+/* replay.c: feeds the recorded events due; the replay's own keys */
+void replay_next(uv_timer_t *t);
+bool replay_key(struct app *a, wint_t ch);
+
+#endif

@@ -1,0 +1,193 @@
+/* replay: a recorded session played into the view model, read-only, in
+ * the same live view: pause, step, speed. Nothing is executed. */
+#include "tui/app.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "tui/tui.h"
+
+static uint64_t event_ms(const json_t *ev)
+{
+        json_int_t t = json_integer_value(json_object_get(ev, "t_ms"));
+
+        return t > 0 ? (uint64_t)t : 0;
+}
+
+/* Feeds the events due now, then sleeps until the next one (scaled by the
+ * speed; long idle stretches are shortened to two seconds). */
+void replay_next(uv_timer_t *t)
+{
+        struct app *a = t->data;
+        uint64_t now, gap;
+        size_t batch = 0;
+
+        if (a->paused || a->next >= a->nevents)
+                return;
+        now = event_ms(a->events[a->next]);
+        while (a->next < a->nevents &&
+               (a->speed == 0 ? batch < 2000 : event_ms(a->events[a->next]) <= now)) {
+                viewmodel_event(a->events[a->next++], a->vm);
+                batch++;
+        }
+        app_mark_dirty(a);
+        if (a->next >= a->nevents) {
+                snprintf(a->status, sizeof(a->status), "replay finished (%zu events): q quits",
+                         a->nevents);
+                return;
+        }
+        gap =
+            a->speed == 0 ? 0 : (uint64_t)((double)(event_ms(a->events[a->next]) - now) / a->speed);
+        uv_timer_start(&a->play, replay_next, gap > 2000 ? 2000 : gap, 0);
+}
+
+static int load_trace(struct app *a, const char *path, char *err, size_t errlen)
+{
+        FILE *f = fopen(path, "r");
+        char *line = NULL;
+        size_t cap = 0, bad = 0;
+        ssize_t n;
+
+        if (f == NULL) {
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                return -errno;
+        }
+        while ((n = getline(&line, &cap, f)) > 0) {
+                json_t *ev = json_loadb(line, (size_t)n, 0, NULL);
+                json_t **grown;
+                if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "type"))) {
+                        json_decref(ev);
+                        bad++;
+                        continue;
+                }
+                grown = realloc(a->events, (a->nevents + 1) * sizeof(*grown));
+                if (grown == NULL) {
+                        json_decref(ev);
+                        break;
+                }
+                a->events = grown;
+                a->events[a->nevents++] = ev;
+        }
+        free(line);
+        fclose(f);
+        if (a->nevents == 0) {
+                snprintf(err, errlen, "%s: no events in it", path);
+                return -EINVAL;
+        }
+        if (bad > 0)
+                snprintf(a->status, sizeof(a->status),
+                         "%zu lines of the trace were not valid events and are skipped "
+                         "(proctor replay --summary says which)",
+                         bad);
+        return 0;
+}
+
+int tui_replay_main(int argc, char **argv)
+{
+        struct app a;
+        uv_loop_t loop;
+        char err[512];
+        size_t i;
+        int rc = 0;
+
+        memset(&a, 0, sizeof(a));
+        setlocale(LC_ALL, "");
+        if (config_resolve(argc, argv, &a.o, err, sizeof(err)) < 0 || a.o.argi != argc - 1) {
+                fprintf(stderr,
+                        "proctor replay: %s\nusage: proctor replay [--speed N|max] TRACE"
+                        "\n       proctor replay --summary TRACE\n",
+                        a.o.argi != argc - 1 && err[0] == '\0' ? "give one trace file" : err);
+                return 2;
+        }
+        a.speed = 1.0;
+        if (a.o.speed != NULL) {
+                char *end;
+                a.speed = strcmp(a.o.speed, "max") == 0 ? 0 : strtod(a.o.speed, &end);
+                if (strcmp(a.o.speed, "max") != 0 && (*end != '\0' || !(a.speed > 0))) {
+                        fprintf(stderr,
+                                "proctor replay: --speed: expected a positive number "
+                                "or max, got '%s'\n",
+                                a.o.speed);
+                        return 2;
+                }
+        }
+        if (load_trace(&a, argv[argc - 1], err, sizeof(err)) < 0) {
+                fprintf(stderr, "proctor replay: %s\n", err);
+                free(a.events);
+                return 2;
+        }
+        if (!isatty(0) || !isatty(1)) {
+                fprintf(stderr, "proctor replay: needs a terminal (try --summary)\n");
+                rc = 2;
+                goto out;
+        }
+        uv_loop_init(&loop);
+        a.loop = &loop;
+        a.replay = true;
+        a.screen = SCREEN_LIVE;
+        a.vm = viewmodel_new();
+        viewmodel_set_readonly(a.vm, true);
+        a.sel[PANE_TOOLS] = a.sel[PANE_EXECS] = -1;
+        app_find_themes_dir(&a);
+        a.nthemes = theme_list(a.themes_dir, a.themes, THEME_LIST_MAX);
+        theme_open(a.o.theme, a.themes_dir, &a.theme, err, sizeof(err));
+        app_current = &a;
+        app_start_terminal(&a);
+        uv_timer_init(&loop, &a.play);
+        a.play.data = &a;
+        uv_timer_start(&a.play, replay_next, 0, 0);
+        draw_frame(&a);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        app_restore_terminal();
+        uv_close((uv_handle_t *)&a.play, NULL);
+        uv_close((uv_handle_t *)&a.in, NULL);
+        uv_close((uv_handle_t *)&a.frame, NULL);
+        uv_close((uv_handle_t *)&a.tick, NULL);
+        for (i = 0; i < 4; i++)
+                uv_close((uv_handle_t *)&a.sigs[i], NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        viewmodel_free(a.vm);
+        app_current = NULL;
+out:
+        for (i = 0; i < a.nevents; i++)
+                json_decref(a.events[i]);
+        free(a.events);
+        return rc;
+}
+
+/* Replay keys; true when the key was taken (or refused: read-only). */
+bool replay_key(struct app *a, wint_t ch)
+{
+        switch (ch) {
+        case ' ':
+                a->paused = !a->paused;
+                if (a->paused)
+                        uv_timer_stop(&a->play);
+                else
+                        uv_timer_start(&a->play, replay_next, 0, 0);
+                return true;
+        case 's':
+                if (a->paused && a->next < a->nevents)
+                        viewmodel_event(a->events[a->next++], a->vm);
+                return true;
+        case 'm':
+        case 'k':
+        case 'K':
+        case 'i':
+        case 'n':
+                snprintf(a->status, sizeof(a->status),
+                         "replay is read-only: no mode flip, kill or prompt");
+                return true;
+        case 27:
+                if (!a->detail)
+                        return true;
+                return false;
+        }
+        return false;
+}

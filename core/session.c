@@ -127,6 +127,11 @@ const char *session_id(const struct session *s)
         return s->id;
 }
 
+const char *session_workspace(const struct session *s)
+{
+        return s->workspace;
+}
+
 const char *session_model_label(const struct session *s)
 {
         return s->provider->label;

@@ -59,5 +59,7 @@ void session_free(struct session *s);
 
 const char *session_id(const struct session *s);
 const char *session_model_label(const struct session *s);
+/* The workspace, resolved to an absolute path. */
+const char *session_workspace(const struct session *s);
 
 #endif

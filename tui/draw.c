@@ -266,7 +266,7 @@ static void draw_setup(struct app *a)
                  a->s != NULL ? session_model_label(a->s) : "");
         put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
         snprintf(line, sizeof(line), "workspace  %s (%s)",
-                 a->o.workspace != NULL ? a->o.workspace : ".", exec_ws_mode_name(a->o.ws_mode));
+                 a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
         put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
         y++;
         put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
@@ -361,28 +361,60 @@ static void draw_tools(struct app *a, int y, int x, int h, int w)
         }
 }
 
-static void sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width)
+enum metric { METRIC_CPU, METRIC_MEM, METRIC_PIDS };
+
+static double sample_value(const struct viewmodel_sample *s, enum metric m)
+{
+        return m == METRIC_CPU ? s->cpu_pct : m == METRIC_MEM ? (double)s->mem_bytes : s->pids;
+}
+
+/* The last `width` samples of one metric as bars, scaled to its limit (or
+ * to the highest sample when there is no limit; CPU to 100%). */
+static void sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width,
+                      enum metric m)
 {
         static const char *const bars[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                            "\u2585", "\u2586", "\u2587", "\u2588"};
         size_t n = viewmodel_exec_nsamples(e), i, o = 0;
-        size_t from = n > (size_t)width ? n - (size_t)width : 0;
+        size_t from = width > 0 && n > (size_t)width ? n - (size_t)width : 0;
+        double top = m == METRIC_CPU   ? 100.0
+                     : m == METRIC_MEM ? (double)e->limits.memory_bytes
+                                       : (double)e->limits.pids;
 
         out[0] = '\0';
+        if (width <= 0)
+                return;
+        if (top <= 0)
+                for (i = from; i < n; i++)
+                        if (sample_value(viewmodel_exec_sample(e, i), m) > top)
+                                top = sample_value(viewmodel_exec_sample(e, i), m);
         for (i = from; i < n && o + 4 < len; i++) {
-                float p = viewmodel_exec_sample(e, i)->cpu_pct;
-                int k = p <= 0 ? 0 : p >= 100 ? 7 : (int)(p / 12.5f);
-                memcpy(out + o, bars[k], 3);
+                double v = sample_value(viewmodel_exec_sample(e, i), m);
+                int k = top <= 0 || v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
+                memcpy(out + o, bars[k > 7 ? 7 : k], 3);
                 o += 3;
         }
         out[o] = '\0';
+}
+
+/* "label value graph" at x, the graph `gw` columns wide; returns the next x. */
+static int stat_graph(struct app *a, int y, int x, const char *text, const struct viewmodel_exec *e,
+                      int gw, enum metric m, enum theme_role role)
+{
+        char graph[256];
+
+        put(a, y, x, (int)strlen(text), THEME_TEXT_DIM, text);
+        x += (int)strlen(text);
+        sparkline(graph, sizeof(graph), e, gw, m);
+        put(a, y, x, gw, role, graph);
+        return x + gw + 1;
 }
 
 static void draw_execs(struct app *a, int y, int x, int h, int w)
 {
         size_t n = viewmodel_nexecs(a->vm);
         long top, i;
-        char line[512], mem[16], lim[16], age[16], plim[24], graph[256];
+        char line[512], mem[16], lim[16], age[16], plim[24];
 
         frame_box(a, y, x, h, w, shows_sandbox(a) ? "sandboxes" : "processes",
                   a->focus == PANE_EXECS);
@@ -407,13 +439,20 @@ static void draw_execs(struct app *a, int y, int x, int h, int w)
                          (double)e->setup_us / 1000.0);
                 put(a, row, x + 1, w - 2, sel ? THEME_SELECTION : exec_role(e->state), line);
                 snprintf(plim, sizeof(plim), "%llu", (unsigned long long)e->limits.pids);
-                snprintf(line, sizeof(line), "cpu %3.0f%% mem %s/%s pids %llu/%s ",
-                         e->stats.cpu_pct, mem, e->limits.memory_bytes ? lim : "-",
-                         (unsigned long long)e->stats.pids, e->limits.pids ? plim : "-");
-                put(a, row + 1, x + 3, w - 4, THEME_TEXT_DIM, line);
-                sparkline(graph, sizeof(graph), e, w - 4 - (int)strlen(line));
-                put(a, row + 1, x + 3 + (int)strlen(line), w - 4 - (int)strlen(line),
-                    THEME_GRAPH_CPU, graph);
+                {
+                        char cpu[32], memt[48], pidt[48];
+                        int gx = x + 3, gw;
+                        snprintf(cpu, sizeof(cpu), "cpu %3.0f%% ", e->stats.cpu_pct);
+                        snprintf(memt, sizeof(memt), "mem %s/%s ", mem,
+                                 e->limits.memory_bytes ? lim : "-");
+                        snprintf(pidt, sizeof(pidt), "pids %llu/%s ",
+                                 (unsigned long long)e->stats.pids, e->limits.pids ? plim : "-");
+                        gw = (w - 6 - (int)(strlen(cpu) + strlen(memt) + strlen(pidt))) / 3;
+                        gx = stat_graph(a, row + 1, gx, cpu, e, gw, METRIC_CPU, THEME_GRAPH_CPU);
+                        gx =
+                            stat_graph(a, row + 1, gx, memt, e, gw, METRIC_MEM, THEME_GRAPH_MEMORY);
+                        stat_graph(a, row + 1, gx, pidt, e, gw, METRIC_PIDS, THEME_GRAPH_PIDS);
+                }
         }
 }
 

@@ -51,7 +51,7 @@ expect_screen a "SANDBOX" "the header badge says sandbox"
 $T send-keys -t a "tour please" Enter
 expect_screen a "sandboxes" "live view shows the sandboxes pane"
 expect_screen a "bash: echo host" "tool calls appear"
-expect_screen a "cpu +[0-9]+% mem [0-9]+[KM]/512M pids [0-9]+/128" "executions show live stats and limits" 20
+expect_screen a "cpu +[0-9]+% .*mem [0-9]+[KM]/512M .*pids [0-9]+/128" "executions show live stats and limits" 20
 expect_screen a "cpu_limit" "the runaway ends at the CPU limit" 30
 expect_screen a "session completed" "the session completes" 30
 $T send-keys -t a m

@@ -415,23 +415,17 @@ static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_r
  * waits: a tmpfs staged over /tmp in the new mount namespace (the host's
  * /tmp is untouched), filled, and pivoted into with the host's root kept at
  * /.oldroot until the workspace has been taken from it. */
-static void build_base(const struct sandbox_plan *p)
+static void build_base(const struct sandbox_plan *p, int self)
 {
         static const char *const dirs[] = {"usr", "etc",      "proc",     "dev",
                                            "tmp", ".oldroot", ".proctor", NULL};
         const struct sandbox_host *h = p->host;
         unsigned i;
-        int self;
 
         if (sethostname("sandbox", 7) != 0)
                 setup_fail(p, "sethostname");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
                 setup_fail(p, "make / private");
-        /* Taken before /tmp is covered: the binary may live there. */
-        self =
-            (int)syscall(SYS_open_tree, AT_FDCWD, h->self_exe, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (self < 0)
-                setup_fail(p, "open proctor's binary");
         mount_tmpfs(p, "/tmp", "0755", 4u << 20);
         if (chdir("/tmp") != 0)
                 setup_fail(p, "chdir new root");
@@ -810,6 +804,7 @@ void sandbox_child(const struct sandbox_plan *p)
 {
         struct sandbox_request r;
         int keep_status[1] = {p->status_fd};
+        int self = -1;
         char go;
         pid_t cmd;
         int st;
@@ -831,6 +826,15 @@ void sandbox_child(const struct sandbox_plan *p)
                 _exit(125);
         if (setsid() < 0)
                 setup_fail(p, "setsid");
+        /* proctor's own binary is taken while the child still has its
+         * creator's ids (it may sit in a directory only they can enter) and
+         * before /tmp is covered (it may live there). */
+        if (p->isolate) {
+                self = (int)syscall(SYS_open_tree, AT_FDCWD, p->host->self_exe,
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (self < 0)
+                        setup_fail(p, "open proctor's binary");
+        }
         if (p->isolate && p->switch_ids) {
                 switch_ids(p);
                 /* A change of credentials clears the parent-death signal. If
@@ -839,7 +843,7 @@ void sandbox_child(const struct sandbox_plan *p)
         }
         join_cgroup(p);
         if (p->isolate)
-                build_base(p);
+                build_base(p, self);
         send_msg(p->status_fd, SANDBOX_MSG_WAITING, 0, 0, NULL);
         if (!recv_request(p, &r))
                 _exit(0);

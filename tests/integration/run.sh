@@ -14,14 +14,38 @@ ensure_user() {
         useradd --create-home --shell /bin/bash "$TEST_USER" >/dev/null 2>&1
 }
 
+# The unprivileged user may not be able to reach the checkout (say under a
+# 0700 home): it then runs from a world-readable copy of what the scripts
+# use, made once.
+user_top=""
+user_view() { # BINARY -> sets ubin and utop
+        local b=$1
+        if setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
+                test -x "$b" -a -r "$top/tests/integration/lib.sh" 2>/dev/null; then
+                ubin=$b; utop=$top
+                return
+        fi
+        if [ -z "$user_top" ]; then
+                user_top=$(mktemp -d /tmp/proctor-it-top.XXXXXX)
+                mkdir -p "$user_top/bin"
+                cp -r "$top/tests" "$top/themes" "$user_top/"
+                chmod -R a+rX "$user_top"
+        fi
+        ubin=$user_top/bin/$(echo "${b#"$top"/}" | tr / _)
+        [ -x "$ubin" ] || { cp "$b" "$ubin"; chmod 755 "$ubin"; }
+        utop=$user_top
+}
+
 run_one() { # script binary as_user
         local t=$1 bin=$2 who=$3 name out rc
         name="$(basename "$t" .sh) [${bin#"$top"/}${who:+ as $who}]"
         out=$(mktemp)
         if [ -n "$who" ]; then
+                user_view "$bin"
                 setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
                         env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$TEST_USER" \
-                        PROCTOR="$bin" TOP="$top" bash "$t" >"$out" 2>&1
+                        PROCTOR="$ubin" TOP="$utop" bash "$utop/tests/integration/$(basename "$t")" \
+                        >"$out" 2>&1
         else
                 PROCTOR="$bin" TOP="$top" bash "$t" >"$out" 2>&1
         fi
@@ -44,6 +68,7 @@ for bin in "$@"; do
                 fi
         done
 done
+[ -z "$user_top" ] || rm -rf "$user_top"
 for f in "${failed[@]+"${failed[@]}"}"; do echo "failed: $f"; done
 echo "integration: $pass passed, $fail failed"
 [ $fail -eq 0 ]

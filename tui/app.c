@@ -21,15 +21,29 @@ struct app *app_current; /* for the crash handler only */
 
 /* ---- terminal ---- */
 
-void app_restore_terminal(void)
+static void restore_terminal(void)
 {
         if (!isendwin())
                 endwin();
 }
 
+void app_close_terminal(struct app *a)
+{
+        int i;
+
+        restore_terminal();
+        if (a->replay)
+                uv_close((uv_handle_t *)&a->play, NULL);
+        uv_close((uv_handle_t *)&a->in, NULL);
+        uv_close((uv_handle_t *)&a->frame, NULL);
+        uv_close((uv_handle_t *)&a->tick, NULL);
+        for (i = 0; i < 4; i++)
+                uv_close((uv_handle_t *)&a->sigs[i], NULL);
+}
+
 static void on_crash(int sig)
 {
-        app_restore_terminal();
+        restore_terminal();
         signal(sig, SIG_DFL);
         raise(sig);
 }
@@ -450,7 +464,12 @@ static void key(struct app *a, int kind, wint_t ch)
                         a->typing = true;
                 break;
         case 'n':
-                if (!a->busy && a->screen == SCREEN_LIVE) {
+                if (!a->busy && a->screen == SCREEN_LIVE && session_executions(a->s) > 0) {
+                        /* its last exec.remove is due in moments; closing now
+                         * would mean running the loop from inside it */
+                        snprintf(a->status, sizeof(a->status),
+                                 "the last execution is still being removed: n again in a moment");
+                } else if (!a->busy && a->screen == SCREEN_LIVE) {
                         char err[512];
                         close_session(a);
                         if (open_session(a, err, sizeof(err)) < 0) {
@@ -597,7 +616,6 @@ int tui_main(int argc, char **argv)
         struct app a;
         uv_loop_t loop;
         char err[512];
-        int i;
 
         memset(&a, 0, sizeof(a));
         setlocale(LC_ALL, "");
@@ -625,14 +643,9 @@ int tui_main(int argc, char **argv)
         app_start_terminal(&a);
         draw_frame(&a);
         uv_run(&loop, UV_RUN_DEFAULT);
-        app_restore_terminal();
+        app_close_terminal(&a);
         /* after the screen is back: wind the session down for good */
         close_session(&a);
-        uv_close((uv_handle_t *)&a.in, NULL);
-        uv_close((uv_handle_t *)&a.frame, NULL);
-        uv_close((uv_handle_t *)&a.tick, NULL);
-        for (i = 0; i < 4; i++)
-                uv_close((uv_handle_t *)&a.sigs[i], NULL);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         app_current = NULL;

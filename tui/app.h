@@ -77,7 +77,8 @@ static inline uint64_t app_now_ms(void)
 void app_mark_dirty(struct app *a);
 void app_find_themes_dir(struct app *a);
 void app_start_terminal(struct app *a);
-void app_restore_terminal(void);
+/* Gives the terminal back and closes the handles app_start_terminal made. */
+void app_close_terminal(struct app *a);
 extern struct app *app_current; /* for the crash handler */
 
 /* draw.c: one whole frame; the colour pairs of the current theme */

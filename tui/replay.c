@@ -143,13 +143,7 @@ int tui_replay_main(int argc, char **argv)
         uv_timer_start(&a.play, replay_next, 0, 0);
         draw_frame(&a);
         uv_run(&loop, UV_RUN_DEFAULT);
-        app_restore_terminal();
-        uv_close((uv_handle_t *)&a.play, NULL);
-        uv_close((uv_handle_t *)&a.in, NULL);
-        uv_close((uv_handle_t *)&a.frame, NULL);
-        uv_close((uv_handle_t *)&a.tick, NULL);
-        for (i = 0; i < 4; i++)
-                uv_close((uv_handle_t *)&a.sigs[i], NULL);
+        app_close_terminal(&a);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         viewmodel_free(a.vm);

@@ -168,3 +168,16 @@ sandbox_bg() { "$PROCTOR" exec --mode sandbox --workspace "$WORK" "$@" & T_LAST_
 local_bg() { "$PROCTOR" exec --mode local --workspace "$WORK" "$@" & T_LAST_BG=$!; track_pid $T_LAST_BG; }
 # running PATTERN: some host process's command line matches
 running() { host_pids "$1" >/dev/null; }
+
+# events_eval FILE EXPR: a Python expression over the events E of a JSONL
+# file, printed as Python prints it; of(TYPE) picks one type, res(I) is the
+# result of the I-th tool call (results come as calls finish, not in order)
+events_eval() {
+        "$T_PY" -c 'import sys, json
+E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def of(t): return [e for e in E if e.get("type") == t]
+def res(i):
+    c = of("tool.call")[i]["call_id"]
+    return next(r for r in of("tool.result") if r["call_id"] == c)
+print(eval(sys.argv[2]))' "$1" "$2"
+}

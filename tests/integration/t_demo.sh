@@ -5,12 +5,7 @@
 # runaway loop is ended by the limits (sandbox) or the timeout (local).
 . "$(dirname "$0")/lib.sh"
 
-ev() {
-        "$T_PY" -c 'import sys, json
-E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def of(t): return [e for e in E if e.get("type") == t]
-print(eval(sys.argv[2]))' "$1" "$2"
-}
+ev() { events_eval "$@"; }
 for mode in local sandbox; do
         out=$WORK/demo-$mode.jsonl
         start=$(date +%s)

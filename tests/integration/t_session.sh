@@ -22,17 +22,8 @@ run_session() {
         "$PROCTOR" run --json --mode "$mode" --model "script:$script" --workspace "$WORK" \
                 --trace "$WORK/$name.trace" "$@" "do the thing" >"$WORK/$name.jsonl" 2>"$WORK/$name.err"
 }
-# ev NAME EXPR: a Python expression over the run's events E (of(TYPE) picks
-# one type); prints its value as Python would
-ev() {
-        "$T_PY" -c 'import sys, json
-E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def of(t): return [e for e in E if e.get("type") == t]
-def res(i):  # the result of the i-th tool call (results come as calls finish)
-    c = of("tool.call")[i]["call_id"]
-    return next(r for r in of("tool.result") if r["call_id"] == c)
-print(eval(sys.argv[2]))' "$WORK/$1.jsonl" "$2"
-}
+# ev NAME EXPR: events_eval over this run's events
+ev() { events_eval "$WORK/$1.jsonl" "$2"; }
 
 for mode in local sandbox; do
         rm -rf "$WORK/notes"

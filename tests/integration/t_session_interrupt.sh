@@ -5,12 +5,7 @@
 # as-user: yes
 . "$(dirname "$0")/lib.sh"
 
-ev() {
-        "$T_PY" -c 'import sys, json
-E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def of(t): return [e for e in E if e.get("type") == t]
-print(eval(sys.argv[2]))' "$1" "$2"
-}
+ev() { events_eval "$@"; }
 
 # wait_event FILE TYPE: until an event of TYPE is in FILE (up to 10 s)
 wait_event() {

@@ -8,12 +8,7 @@
 
 KEY=sk-fake-test-key-4242
 
-ev() {
-        "$T_PY" -c 'import sys, json
-E = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-def of(t): return [e for e in E if e.get("type") == t]
-print(eval(sys.argv[2]))' "$1" "$2"
-}
+ev() { events_eval "$@"; }
 
 # session NAME: serves $WORK/NAME.script, runs one session against it;
 # events in $WORK/NAME.jsonl, requests in $WORK/NAME.log, status in $rc

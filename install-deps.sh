@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages proctor needs to build, test and benchmark,
-# only those missing. Uses apt-get as root, or through sudo.
+# only those missing (ncurses-term: the 16-colour and direct-colour terminal
+# descriptions the colour tests use). Uses apt-get as root, or through sudo.
 set -eu
 PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
       libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
-      clang-format procps util-linux iproute2"
+      clang-format procps util-linux iproute2 ncurses-term"
 missing=""
 for p in $PKGS; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

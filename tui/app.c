@@ -48,10 +48,6 @@ static void on_crash(int sig)
         raise(sig);
 }
 
-/* ---- small formatting ---- */
-
-/* ---- drawing: header, setup, panes ---- */
-
 static void on_frame(uv_timer_t *t)
 {
         struct app *a = t->data;
@@ -88,6 +84,19 @@ static void on_event(const json_t *ev, void *ud)
         app_mark_dirty(ud);
 }
 
+void app_reset_view(struct app *a)
+{
+        int p;
+
+        for (p = 0; p < PANE_COUNT; p++) {
+                a->sel[p] = -1;
+                a->follow[p] = true;
+                a->top[p] = 0;
+        }
+        a->scroll = 0;
+        detail_close(a);
+}
+
 /* ---- the session ---- */
 
 static void on_idle(enum agent_status st, void *ud);
@@ -122,7 +131,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         session_on_idle(a->s, on_idle, a);
         a->screen = SCREEN_SETUP;
         a->last = NULL;
-        a->sel[PANE_TOOLS] = a->sel[PANE_EXECS] = -1;
+        app_reset_view(a);
         return 0;
 }
 
@@ -138,6 +147,7 @@ static void close_session(struct app *a)
         a->s = NULL;
         trace_close(a->trace);
         a->trace = NULL;
+        detail_close(a);
         viewmodel_free(a->vm);
         a->vm = NULL;
         bus_free(a->bus);
@@ -313,46 +323,97 @@ static bool key_prompt(struct app *a, int kind, wint_t ch)
 
 static void move_sel(struct app *a, long delta)
 {
-        if (a->detail) {
-                a->detail_scroll += delta;
-                if (a->detail_scroll < 0)
-                        a->detail_scroll = 0;
+        long n;
+
+        if (a->detail.open) {
+                detail_scroll(a, delta);
         } else if (a->focus == PANE_TRANSCRIPT) {
                 a->scroll -= delta;
                 if (a->scroll < 0)
                         a->scroll = 0;
         } else {
-                long n = (long)(a->focus == PANE_TOOLS ? viewmodel_ncalls(a->vm)
-                                                       : viewmodel_nexecs(a->vm));
+                n = (long)(a->focus == PANE_TOOLS ? viewmodel_ncalls(a->vm)
+                                                  : viewmodel_nexecs(a->vm));
                 a->sel[a->focus] += delta;
                 if (a->sel[a->focus] >= n)
                         a->sel[a->focus] = n - 1;
                 if (a->sel[a->focus] < 0)
                         a->sel[a->focus] = n > 0 ? 0 : -1;
+                /* back on the newest item: follow new ones again */
+                a->follow[a->focus] = a->sel[a->focus] == n - 1;
         }
 }
 
+/* The pane and item under a screen cell, as last drawn; false for none. */
+static bool item_at(struct app *a, int y, int x, enum pane *p, long *item)
+{
+        struct layout l;
+        int k;
+
+        layout_compute(COLS, LINES, (enum layout_pane)a->focus, &l);
+        k = layout_pane_at(&l, y, x);
+        if (k < 0)
+                return false;
+        *p = (enum pane)k;
+        *item = y >= 0 && y < HIT_ROWS ? a->hit[k][y] : -1;
+        return true;
+}
+
+/* Click: on a pane, focus it; on a row, select it; on the selected row
+ * (or a double click), open its details. Wheel: scroll what is under the
+ * pointer (the details when open). */
 static void key_mouse(struct app *a)
 {
         MEVENT m;
-        int half = (COLS > 100 ? 96 : COLS - 4) / 2 - 1,
-            x0 = (COLS - (COLS > 100 ? 96 : COLS - 4)) / 2;
+        enum pane p;
+        long item;
+        bool click, dbl;
 
         if (getmouse(&m) != OK)
                 return;
-        if (m.bstate & BUTTON4_PRESSED)
-                move_sel(a, -3);
-        else if (m.bstate & BUTTON5_PRESSED)
-                move_sel(a, 3);
-        else if (a->screen == SCREEN_SETUP && (m.bstate & BUTTON1_CLICKED) && m.y >= 5 && m.y < 12)
-                session_set_mode(a->s, a->mode = m.x < x0 + half + 1 ? EXEC_LOCAL : EXEC_SANDBOX);
-        else if (a->screen == SCREEN_LIVE && (m.bstate & BUTTON1_CLICKED)) {
-                struct layout l;
-                int p;
-                layout_compute(COLS, LINES, (enum layout_pane)a->focus, &l);
-                p = layout_pane_at(&l, m.y, m.x);
-                if (p >= 0)
-                        a->focus = (enum pane)p;
+        click = (m.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)) != 0;
+        dbl = (m.bstate & BUTTON1_DOUBLE_CLICKED) != 0;
+        if (a->screen == SCREEN_SETUP) {
+                struct layout_setup ls;
+                layout_setup_compute(COLS, &ls);
+                if ((click || dbl) && m.y >= ls.local.y && m.y < ls.local.y + ls.local.h) {
+                        if (m.x >= ls.local.x && m.x < ls.local.x + ls.local.w &&
+                            a->mode != EXEC_LOCAL)
+                                flip_mode(a);
+                        else if (m.x >= ls.sandbox.x && m.x < ls.sandbox.x + ls.sandbox.w &&
+                                 a->mode != EXEC_SANDBOX)
+                                flip_mode(a);
+                }
+                return;
+        }
+        if (a->detail.open) {
+                if (m.bstate & BUTTON4_PRESSED)
+                        detail_scroll(a, -3);
+                else if (m.bstate & BUTTON5_PRESSED)
+                        detail_scroll(a, 3);
+                return;
+        }
+        if (!item_at(a, m.y, m.x, &p, &item))
+                return;
+        if (m.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+                a->focus = p;
+                move_sel(a, m.bstate & BUTTON4_PRESSED ? -3 : 3);
+                return;
+        }
+        if (!click && !dbl)
+                return;
+        if (item >= 0 && (dbl || (a->focus == p && a->sel[p] == item))) {
+                a->focus = p;
+                a->sel[p] = item;
+                detail_open(a);
+                return;
+        }
+        a->focus = p;
+        if (item >= 0) {
+                long n =
+                    (long)(p == PANE_TOOLS ? viewmodel_ncalls(a->vm) : viewmodel_nexecs(a->vm));
+                a->sel[p] = item;
+                a->follow[p] = item == n - 1;
         }
 }
 
@@ -434,12 +495,13 @@ static void key(struct app *a, int kind, wint_t ch)
                 break;
         case '\n':
         case '\r':
-                if (a->screen == SCREEN_LIVE)
-                        a->detail = true;
+                if (a->screen == SCREEN_LIVE && !a->detail.open && !detail_open(a))
+                        snprintf(a->status, sizeof(a->status),
+                                 "nothing selected: Tab to the tool calls or executions");
                 break;
         case 27: /* Esc */
-                if (a->detail)
-                        a->detail = false;
+                if (a->detail.open)
+                        detail_close(a);
                 else if (a->busy)
                         session_interrupt(a->s);
                 break;
@@ -515,22 +577,27 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- entry ---- */
 
+/* The bundled themes: beside the binary, or up to two levels above it (a
+ * build kept in build/asan/ of a checkout), else the installed ones. */
 void app_find_themes_dir(struct app *a)
 {
-        char exe[PATH_MAX - 16];
+        char exe[PATH_MAX - 32], probe[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
         char *slash;
+        int up;
 
-        a->themes_dir[0] = '\0';
+        snprintf(a->themes_dir, sizeof(a->themes_dir), "/usr/share/proctor/themes");
         if (n <= 0)
                 return;
         exe[n] = '\0';
-        slash = strrchr(exe, '/');
-        if (slash != NULL)
+        for (up = 0; up < 3 && (slash = strrchr(exe, '/')) != NULL; up++) {
                 *slash = '\0';
-        snprintf(a->themes_dir, sizeof(a->themes_dir), "%s/themes", exe);
-        if (access(a->themes_dir, R_OK) != 0)
-                snprintf(a->themes_dir, sizeof(a->themes_dir), "/usr/share/proctor/themes");
+                snprintf(probe, sizeof(probe), "%s/themes/default.theme", exe);
+                if (access(probe, R_OK) == 0) {
+                        snprintf(a->themes_dir, sizeof(a->themes_dir), "%s/themes", exe);
+                        return;
+                }
+        }
 }
 
 static int init_app(struct app *a, int argc, char **argv, char *err, size_t errlen)
@@ -573,7 +640,8 @@ void app_start_terminal(struct app *a)
         nodelay(stdscr, TRUE);
         curs_set(0);
         set_escdelay(25);
-        mousemask(BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
+                  NULL);
         if (has_colors())
                 start_color(); /* COLORS is known only after this */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,
@@ -651,7 +719,3 @@ int tui_main(int argc, char **argv)
         app_current = NULL;
         return 0;
 }
-
-/* ---- replay ---- */
-
-/* ---- benchmark hook ---- */

@@ -23,6 +23,26 @@ enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
 enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
 
 #define FRAME_MS 33
+#define HIT_ROWS 512 /* screen rows the mouse map covers */
+
+struct text_lines;
+
+/* The detail view of one tool call or execution, and its output: the call's
+ * output as sanitized lines, fed incrementally as it streams. */
+struct detail_view {
+        bool open;
+        enum pane of; /* PANE_TOOLS: a call; PANE_EXECS: an execution */
+        long item;    /* its index */
+        long scroll;  /* first output line shown */
+        bool follow;  /* keep the newest output line in view */
+        long shown;   /* output lines that fit in the last frame */
+        /* the output cache: whose it is and how much of it went in */
+        struct text_lines *lines;
+        const struct viewmodel *vm;
+        long call;
+        uint64_t fed;
+        bool finished;
+};
 
 struct app {
         uv_loop_t *loop;
@@ -40,9 +60,14 @@ struct app {
         bool typing;
         enum pane focus;
         long sel[PANE_COUNT];
-        long scroll; /* transcript lines up from the bottom */
-        bool help, detail;
-        long detail_scroll;
+        bool follow[PANE_COUNT]; /* the selection stays on the newest item */
+        long top[PANE_COUNT];    /* first item drawn */
+        long scroll;             /* transcript lines up from the bottom */
+        /* item under each screen row of the tools and executions panes, -1
+         * for none, as last drawn: for the mouse */
+        long hit[PANE_COUNT][HIT_ROWS];
+        bool help;
+        struct detail_view detail;
         enum dialog dialog;
         uint64_t dialog_exec;
         char status[320];
@@ -75,6 +100,8 @@ static inline uint64_t app_now_ms(void)
 
 /* app.c */
 void app_mark_dirty(struct app *a);
+/* Selections on the newest items, following; nothing scrolled; no detail. */
+void app_reset_view(struct app *a);
 void app_find_themes_dir(struct app *a);
 void app_start_terminal(struct app *a);
 /* Gives the terminal back and closes the handles app_start_terminal made. */
@@ -84,6 +111,12 @@ extern struct app *app_current; /* for the crash handler */
 /* draw.c: one whole frame; the colour pairs of the current theme */
 void draw_frame(struct app *a);
 void draw_setup_colors(struct app *a);
+
+/* detail.c: open the detail view of the selection in the focused pane
+ * (false when nothing is selected); scroll it; close it and free its cache */
+bool detail_open(struct app *a);
+void detail_scroll(struct app *a, long delta);
+void detail_close(struct app *a);
 
 /* replay.c: feeds the recorded events due; the replay's own keys */
 void replay_next(uv_timer_t *t);

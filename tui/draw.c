@@ -1,14 +1,15 @@
-/* draw: every frame of the supervisor, from the view model: header, setup
- * screen, panes, details, dialogs, help. Text from tools and the model is
- * sanitized before it is drawn; nothing here changes state but the frame. */
-#include "tui/app.h"
+/* draw: the frame of the supervisor, from the view model: the primitives
+ * every part uses, the header, the status lines, the dialogs and the help
+ * overlay (the setup screen and the panes are in panes.c, the detail view
+ * in detail.c). Text from tools and the model is sanitized before it is
+ * drawn; nothing here changes state but the frame. */
+#include "tui/draw.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/layout.h"
 #include "tui/text.h"
 #include "tui/tui.h"
 
@@ -26,7 +27,8 @@ void draw_setup_colors(struct app *a)
         use_default_colors();
         for (r = 0; r < THEME_ROLE_COUNT; r++) {
                 struct color_spec c = color_resolve(&a->theme, (enum theme_role)r, a->depth);
-                init_pair((short)pair_of((enum theme_role)r), (short)c.fg, (short)c.bg);
+                /* extended: truecolor values do not fit a short */
+                init_extended_pair(pair_of((enum theme_role)r), c.fg, c.bg);
         }
 }
 
@@ -48,8 +50,7 @@ static attr_t attrs_of(struct app *a, enum theme_role r)
         return at;
 }
 
-/* Draws already-safe text fitted to w columns. */
-static void put(struct app *a, int y, int x, int w, enum theme_role r, const char *safe)
+void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char *safe)
 {
         char buf[1024];
 
@@ -62,27 +63,27 @@ static void put(struct app *a, int y, int x, int w, enum theme_role r, const cha
         attrset(A_NORMAL);
 }
 
-/* Draws untrusted text: escapes and controls become visible, never obeyed. */
-static void put_untrusted(struct app *a, int y, int x, int w, enum theme_role r, const char *s,
-                          size_t len)
+void draw_put_untrusted(struct app *a, int y, int x, int w, enum theme_role r, const char *s,
+                        size_t len)
 {
         char *safe = text_sanitize(s, len, TEXT_TABS);
 
         if (safe != NULL)
-                put(a, y, x, w, r, safe);
+                draw_put(a, y, x, w, r, safe);
         free(safe);
 }
 
-static void fill(struct app *a, int y, int x, int w, enum theme_role r)
+void draw_fill(struct app *a, int y, int x, int w, enum theme_role r)
 {
         attrset(attrs_of(a, r));
         mvhline(y, x, ' ', w);
         attrset(A_NORMAL);
 }
 
-static void frame_box(struct app *a, int y, int x, int h, int w, const char *title, bool focused)
+void draw_box(struct app *a, const struct layout_rect *b, const char *title, bool focused)
 {
         enum theme_role r = focused ? THEME_BORDER_FOCUSED : THEME_BORDER;
+        int y = b->y, x = b->x, h = b->h, w = b->w;
 
         if (h < 2 || w < 4)
                 return;
@@ -96,20 +97,32 @@ static void frame_box(struct app *a, int y, int x, int h, int w, const char *tit
         mvaddch(y + h - 1, x, ACS_LLCORNER);
         mvaddch(y + h - 1, x + w - 1, ACS_LRCORNER);
         attrset(A_NORMAL);
-        put(a, y, x + 2, w - 4, focused ? THEME_TITLE : THEME_BORDER, title);
+        draw_put(a, y, x + 2, w - 4, focused ? THEME_TITLE : THEME_BORDER, title);
 }
 
-static void fmt_bytes(char *buf, size_t len, uint64_t b)
+void draw_rule(struct app *a, int y, int x, int w, const char *title)
+{
+        if (w < 4)
+                return;
+        attrset(attrs_of(a, THEME_BORDER));
+        mvhline(y, x, ACS_HLINE, w);
+        attrset(A_NORMAL);
+        draw_put(a, y, x + 2, w - 4, THEME_TITLE, title);
+}
+
+void fmt_bytes(char *buf, size_t len, uint64_t b)
 {
         if (b >= (1ull << 30))
                 snprintf(buf, len, "%.1fG", (double)b / (double)(1ull << 30));
         else if (b >= (1ull << 20))
                 snprintf(buf, len, "%.0fM", (double)b / (double)(1ull << 20));
-        else
+        else if (b >= 1024)
                 snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
+        else
+                snprintf(buf, len, "%lluB", (unsigned long long)b);
 }
 
-static void fmt_ms(char *buf, size_t len, uint64_t ms)
+void fmt_ms(char *buf, size_t len, uint64_t ms)
 {
         if (ms >= 60000)
                 snprintf(buf, len, "%llum%02llus", (unsigned long long)(ms / 60000),
@@ -120,7 +133,7 @@ static void fmt_ms(char *buf, size_t len, uint64_t ms)
                 snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
 
-static enum theme_role exec_role(enum vm_exec_state st)
+enum theme_role draw_exec_role(enum vm_exec_state st)
 {
         static const enum theme_role roles[] = {
             THEME_STATE_CREATING,  THEME_STATE_RUNNING,    THEME_STATE_EXITED,
@@ -131,7 +144,7 @@ static enum theme_role exec_role(enum vm_exec_state st)
         return (unsigned)st < sizeof(roles) / sizeof(roles[0]) ? roles[st] : THEME_TEXT;
 }
 
-static enum theme_role call_role(enum vm_call_state st)
+enum theme_role draw_call_role(enum vm_call_state st)
 {
         switch (st) {
         case VM_CALL_RUNNING:
@@ -145,8 +158,7 @@ static enum theme_role call_role(enum vm_call_state st)
         }
 }
 
-/* The mode shown: the session's, or the recorded one in a replay. */
-static bool shows_sandbox(struct app *a)
+bool draw_shows_sandbox(struct app *a)
 {
         const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
 
@@ -155,223 +167,19 @@ static bool shows_sandbox(struct app *a)
         return a->mode == EXEC_SANDBOX;
 }
 
-static const char *spinner(struct app *a)
+const char *draw_spinner(struct app *a)
 {
         static const char *const frames[] = {"|", "/", "-", "\\"};
 
         return frames[a->spin % 4];
 }
 
-static void draw_header(struct app *a)
-{
-        const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
-        struct viewmodel_host h = {0};
-        char line[512], el[32];
-        bool sandbox = a->replay
-                           ? vs != NULL && vs->mode != NULL && strcmp(vs->mode, "sandbox") == 0
-                           : a->mode == EXEC_SANDBOX;
-        int x;
-
-        fill(a, 0, 0, COLS, THEME_HEADER);
-        put(a, 0, 1, 8, THEME_HEADER, "proctor");
-        put(a, 0, 10, 22, sandbox ? THEME_BADGE_SANDBOX : THEME_BADGE_LOCAL,
-            sandbox ? " SANDBOX (isolated) " : " LOCAL (not isolated) ");
-        x = 33;
-        if (a->vm != NULL && viewmodel_readonly(a->vm)) {
-                put(a, 0, x, 8, THEME_BADGE_REPLAY, " REPLAY ");
-                x += 9;
-        }
-        if (vs != NULL && a->screen == SCREEN_LIVE) {
-                fmt_ms(el, sizeof(el), vs->elapsed_ms);
-                snprintf(line, sizeof(line), "%s  %s  turn %lld/%lld  tokens %llu/%llu  %s",
-                         a->busy           ? "running"
-                         : a->last != NULL ? a->last
-                                           : "idle",
-                         el, (long long)vs->turn, (long long)vs->max_turns,
-                         (unsigned long long)vs->tokens_in, (unsigned long long)vs->tokens_out,
-                         vs->model != NULL ? vs->model : "");
-                put(a, 0, x, COLS - x - 1, THEME_HEADER, line);
-        } else {
-                put(a, 0, x, COLS - x - 1, THEME_HEADER,
-                    a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
-        }
-        if (a->vm != NULL)
-                viewmodel_host(a->vm, &h);
-        fmt_bytes(el, sizeof(el), h.mem_bytes);
-        snprintf(line, sizeof(line), " host: %u running   cpu %.0f%%   mem %s", h.running,
-                 h.cpu_pct, el);
-        fill(a, 1, 0, COLS, THEME_METER);
-        put(a, 1, 0, COLS, THEME_METER, line);
-}
-
-static void draw_status(struct app *a)
-{
-        const char *hint;
-
-        if (a->replay)
-                hint = a->paused
-                           ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
-                           : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
-        else if (a->screen == SCREEN_SETUP)
-                hint = "m mode  Enter start  ? help  q quit";
-        else if (a->busy)
-                hint =
-                    "Tab focus  Enter details  k kill  K kill all  Esc interrupt  ? help  q quit";
-        else
-                hint =
-                    "i follow-up  n new session  Tab focus  Enter details  t theme  ? help  q quit";
-        fill(a, LINES - 2, 0, COLS, THEME_STATUS);
-        put(a, LINES - 2, 1, COLS - 2, THEME_STATUS, a->status[0] ? a->status : hint);
-        fill(a, LINES - 1, 0, COLS, THEME_TEXT);
-        if (a->typing || a->screen == SCREEN_SETUP) {
-                char *safe = text_sanitize(a->prompt, a->plen, 0);
-                put(a, LINES - 1, 0, 2, THEME_TITLE, "> ");
-                if (safe != NULL)
-                        put(a, LINES - 1, 2, COLS - 3, THEME_TEXT, safe);
-                free(safe);
-        }
-}
-
-static void draw_setup(struct app *a)
-{
-        int w = COLS > 100 ? 96 : COLS - 4, x = (COLS - w) / 2, y = 3, half = w / 2 - 1;
-        bool sb = a->mode == EXEC_SANDBOX;
-        char line[512], mem[16], tmp[16];
-
-        put(a, y, x, w, THEME_TITLE,
-            "Where should this session's tools run?  (m flips, click to "
-            "choose; fixed once the session starts)");
-        y += 2;
-        frame_box(a, y, x, 7, half, sb ? "local" : "[x] local", !sb);
-        put(a, y + 1, x + 2, half - 4, !sb ? THEME_BADGE_LOCAL : THEME_TEXT_DIM,
-            "on this host, not isolated");
-        put(a, y + 2, x + 2, half - 4, THEME_TEXT, "fast: file tools are function calls,");
-        put(a, y + 3, x + 2, half - 4, THEME_TEXT, "shell and Python are child processes;");
-        put(a, y + 4, x + 2, half - 4, THEME_TEXT, "state persists between calls.");
-        put(a, y + 5, x + 2, half - 4, THEME_WARNING, "tools can touch your files and network");
-        frame_box(a, y, x + half + 2, 7, half, sb ? "[x] sandbox" : "sandbox", sb);
-        put(a, y + 1, x + half + 4, half - 4, sb ? THEME_BADGE_SANDBOX : THEME_TEXT_DIM,
-            "fresh isolated sandbox per call");
-        fmt_bytes(mem, sizeof(mem), a->o.limits.memory_bytes);
-        fmt_bytes(tmp, sizeof(tmp), a->o.limits.tmpfs_bytes);
-        snprintf(line, sizeof(line), "limits: %s memory, %.0fs CPU, %u pids,", mem,
-                 (double)a->o.limits.cpu_ms / 1000.0, a->o.limits.pids);
-        put(a, y + 2, x + half + 4, half - 4, THEME_TEXT, line);
-        snprintf(line, sizeof(line), "%.0fs wall clock, %s /tmp; no network;",
-                 (double)a->o.limits.timeout_ms / 1000.0, tmp);
-        put(a, y + 3, x + half + 4, half - 4, THEME_TEXT, line);
-        put(a, y + 4, x + half + 4, half - 4, THEME_TEXT, "only the workspace persists.");
-        y += 8;
-        snprintf(line, sizeof(line), "model      %s",
-                 a->s != NULL ? session_model_label(a->s) : "");
-        put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
-        snprintf(line, sizeof(line), "workspace  %s (%s)",
-                 a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
-        put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
-        y++;
-        put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
-}
-
-static void draw_transcript(struct app *a, int y, int x, int h, int w)
-{
-        size_t n = viewmodel_ntranscript(a->vm), i;
-        char **lines = NULL;
-        enum theme_role *roles = NULL;
-        size_t nl = 0, cap = 0;
-        long first;
-        int row;
-
-        frame_box(a, y, x, h, w, "transcript", a->focus == PANE_TRANSCRIPT);
-        /* Only the tail that can show is laid out: walk back from the end. */
-        for (i = n; i-- > 0 && nl < (size_t)(h * 4 + a->scroll + 64);) {
-                const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
-                const char *who = e->kind == VM_ENTRY_USER        ? "you: "
-                                  : e->kind == VM_ENTRY_ASSISTANT ? ""
-                                                                  : "* ";
-                enum theme_role r = e->kind == VM_ENTRY_USER        ? THEME_TITLE
-                                    : e->kind == VM_ENTRY_ERROR     ? THEME_ERROR
-                                    : e->kind == VM_ENTRY_ASSISTANT ? THEME_TEXT
-                                                                    : THEME_WARNING;
-                size_t wl = strlen(who) + e->len;
-                char *raw = malloc(wl + 1), *safe;
-                struct text_span spans[512];
-                size_t ns, k;
-                if (raw == NULL)
-                        break;
-                snprintf(raw, wl + 1, "%s%.*s", who, (int)e->len, e->text);
-                safe = text_sanitize(raw, strlen(raw), TEXT_MULTILINE | TEXT_TABS);
-                free(raw);
-                if (safe == NULL)
-                        break;
-                ns = text_wrap(safe, w - 2, spans, 512);
-                if (ns > 512)
-                        ns = 512;
-                for (k = ns; k-- > 0;) {
-                        if (nl == cap) {
-                                cap = cap ? cap * 2 : 64;
-                                lines = realloc(lines, cap * sizeof(*lines));
-                                roles = realloc(roles, cap * sizeof(*roles));
-                        }
-                        lines[nl] = strndup(safe + spans[k].start, spans[k].len);
-                        roles[nl++] = r;
-                }
-                free(safe);
-        }
-        /* lines[] holds the newest first */
-        first = a->scroll;
-        for (row = h - 2; row >= 1 && (size_t)first < nl; row--, first++)
-                put(a, y + row, x + 1, w - 2, roles[first], lines[first]);
-        for (i = 0; i < nl; i++)
-                free(lines[i]);
-        free(lines);
-        free(roles);
-}
-
-static void draw_tools(struct app *a, int y, int x, int h, int w)
-{
-        size_t n = viewmodel_ncalls(a->vm);
-        long top, i;
-        char line[512], d[32];
-
-        frame_box(a, y, x, h, w, "tool calls", a->focus == PANE_TOOLS);
-        if (a->sel[PANE_TOOLS] < 0 || (size_t)a->sel[PANE_TOOLS] >= n)
-                a->sel[PANE_TOOLS] = (long)n - 1;
-        top = a->sel[PANE_TOOLS] - (h - 3);
-        if (top < 0)
-                top = 0;
-        for (i = top; i < (long)n && i - top < h - 2; i++) {
-                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)i);
-                bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
-                const char *mark = c->state == VM_CALL_RUNNING ? spinner(a)
-                                   : c->state == VM_CALL_OK    ? "+"
-                                                               : "x";
-                fmt_ms(d, sizeof(d),
-                       c->state == VM_CALL_RUNNING
-                           ? viewmodel_session(a->vm)->elapsed_ms - c->start_ms
-                           : c->duration_ms);
-                if (sel)
-                        fill(a, y + 1 + (int)(i - top), x + 1, w - 2, THEME_SELECTION);
-                put(a, y + 1 + (int)(i - top), x + 1, 2,
-                    sel ? THEME_SELECTION : call_role(c->state), mark);
-                snprintf(line, sizeof(line), "%-7s %s", d, viewmodel_call_state_name(c->state));
-                put(a, y + 1 + (int)(i - top), x + w - 19, 18,
-                    sel ? THEME_SELECTION : call_role(c->state), line);
-                put_untrusted(a, y + 1 + (int)(i - top), x + 3, w - 23,
-                              sel ? THEME_SELECTION : THEME_TEXT, c->summary, strlen(c->summary));
-        }
-}
-
-enum metric { METRIC_CPU, METRIC_MEM, METRIC_PIDS };
-
 static double sample_value(const struct viewmodel_sample *s, enum metric m)
 {
         return m == METRIC_CPU ? s->cpu_pct : m == METRIC_MEM ? (double)s->mem_bytes : s->pids;
 }
 
-/* The last `width` samples of one metric as bars, scaled to its limit (or
- * to the highest sample when there is no limit; CPU to 100%). */
-static void sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width,
-                      enum metric m)
+void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width, enum metric m)
 {
         static const char *const bars[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                            "\u2585", "\u2586", "\u2587", "\u2588"};
@@ -397,122 +205,114 @@ static void sparkline(char *out, size_t len, const struct viewmodel_exec *e, int
         out[o] = '\0';
 }
 
-/* "label value graph" at x, the graph `gw` columns wide; returns the next x. */
-static int stat_graph(struct app *a, int y, int x, const char *text, const struct viewmodel_exec *e,
-                      int gw, enum metric m, enum theme_role role)
+void draw_metric_label(char *out, size_t len, const struct viewmodel_exec *e, enum metric m)
 {
-        char graph[256];
+        bool ended = e->state != VM_EXEC_CREATING && e->state != VM_EXEC_RUNNING;
+        char v[16], l[16];
 
-        put(a, y, x, (int)strlen(text), THEME_TEXT_DIM, text);
-        x += (int)strlen(text);
-        sparkline(graph, sizeof(graph), e, gw, m);
-        put(a, y, x, gw, role, graph);
-        return x + gw + 1;
-}
-
-static void draw_execs(struct app *a, int y, int x, int h, int w)
-{
-        size_t n = viewmodel_nexecs(a->vm);
-        long top, i;
-        char line[512], mem[16], lim[16], age[16], plim[24];
-
-        frame_box(a, y, x, h, w, shows_sandbox(a) ? "sandboxes" : "processes",
-                  a->focus == PANE_EXECS);
-        if (a->sel[PANE_EXECS] < 0 || (size_t)a->sel[PANE_EXECS] >= n)
-                a->sel[PANE_EXECS] = (long)n - 1;
-        top = a->sel[PANE_EXECS] - (h - 3) / 2;
-        if (top < 0)
-                top = 0;
-        for (i = top; i < (long)n && (i - top) * 2 < h - 3; i++) {
-                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
-                int row = y + 1 + (int)(i - top) * 2;
-                bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];
-                uint64_t now = viewmodel_session(a->vm)->elapsed_ms;
-                fmt_bytes(mem, sizeof(mem), e->stats.mem_bytes);
-                fmt_bytes(lim, sizeof(lim), e->limits.memory_bytes);
-                fmt_ms(age, sizeof(age),
-                       e->exited_ms ? e->exited_ms - e->created_ms : now - e->created_ms);
-                if (sel)
-                        fill(a, row, x + 1, w - 2, THEME_SELECTION);
-                snprintf(line, sizeof(line), "#%llu %-12s %6s setup %.1fms",
-                         (unsigned long long)e->id, viewmodel_exec_state_name(e->state), age,
-                         (double)e->setup_us / 1000.0);
-                put(a, row, x + 1, w - 2, sel ? THEME_SELECTION : exec_role(e->state), line);
-                snprintf(plim, sizeof(plim), "%llu", (unsigned long long)e->limits.pids);
-                {
-                        char cpu[32], memt[48], pidt[48];
-                        int gx = x + 3, gw;
-                        snprintf(cpu, sizeof(cpu), "cpu %3.0f%% ", e->stats.cpu_pct);
-                        snprintf(memt, sizeof(memt), "mem %s/%s ", mem,
-                                 e->limits.memory_bytes ? lim : "-");
-                        snprintf(pidt, sizeof(pidt), "pids %llu/%s ",
-                                 (unsigned long long)e->stats.pids, e->limits.pids ? plim : "-");
-                        gw = (w - 6 - (int)(strlen(cpu) + strlen(memt) + strlen(pidt))) / 3;
-                        gx = stat_graph(a, row + 1, gx, cpu, e, gw, METRIC_CPU, THEME_GRAPH_CPU);
-                        gx =
-                            stat_graph(a, row + 1, gx, memt, e, gw, METRIC_MEM, THEME_GRAPH_MEMORY);
-                        stat_graph(a, row + 1, gx, pidt, e, gw, METRIC_PIDS, THEME_GRAPH_PIDS);
-                }
+        /* live: the last sample; ended: CPU time and peak memory */
+        if (m == METRIC_CPU && ended) {
+                fmt_ms(v, sizeof(v), e->cpu_ms);
+                snprintf(out, len, "cpu %s", v);
+        } else if (m == METRIC_CPU) {
+                snprintf(out, len, "cpu %3.0f%%", e->stats.cpu_pct);
+        } else if (m == METRIC_MEM) {
+                fmt_bytes(v, sizeof(v), ended ? e->mem_peak_bytes : e->stats.mem_bytes);
+                fmt_bytes(l, sizeof(l), e->limits.memory_bytes);
+                snprintf(out, len, "%s %s/%s", ended ? "peak" : "mem", v,
+                         e->limits.memory_bytes ? l : "-");
+        } else {
+                snprintf(l, sizeof(l), "%llu", (unsigned long long)e->limits.pids);
+                snprintf(out, len, "pids %llu/%s", (unsigned long long)e->stats.pids,
+                         e->limits.pids ? l : "-");
         }
 }
 
-static void draw_detail(struct app *a, int y, int x, int h, int w)
+void draw_metric(struct app *a, int y, int x, int w, int label_w, const struct viewmodel_exec *e,
+                 enum metric m)
 {
-        char line[512], d[32];
-        char *safe = NULL;
-        struct text_span spans[4096];
-        size_t ns, k;
-        int row = y + 1;
+        static const enum theme_role roles[] = {THEME_GRAPH_CPU, THEME_GRAPH_MEMORY,
+                                                THEME_GRAPH_PIDS};
+        char label[64], graph[3 * VM_HISTORY + 4];
+        int gw;
 
-        if (a->focus == PANE_EXECS && a->sel[PANE_EXECS] >= 0 &&
-            (size_t)a->sel[PANE_EXECS] < viewmodel_nexecs(a->vm)) {
-                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)a->sel[PANE_EXECS]);
-                frame_box(a, y, x, h, w, "execution (Esc closes)", true);
-                snprintf(line, sizeof(line), "#%llu  %s  %s  pid %d  call %s",
-                         (unsigned long long)e->id, e->sandbox ? "sandbox" : "process",
-                         viewmodel_exec_state_name(e->state), e->pid, e->call_id);
-                put_untrusted(a, row++, x + 2, w - 4, exec_role(e->state), line, strlen(line));
-                snprintf(line, sizeof(line),
-                         "setup %.2f ms  teardown %.2f ms  wall %llu ms  cpu %llu ms  peak %llu "
-                         "KiB  exit %d signal %d",
-                         (double)e->setup_us / 1000.0, (double)e->teardown_us / 1000.0,
-                         (unsigned long long)e->wall_ms, (unsigned long long)e->cpu_ms,
-                         (unsigned long long)(e->mem_peak_bytes >> 10), e->exit_code, e->signal);
-                put(a, row++, x + 2, w - 4, THEME_TEXT, line);
-                if (e->error != NULL && e->error[0])
-                        put_untrusted(a, row++, x + 2, w - 4, THEME_ERROR, e->error,
-                                      strlen(e->error));
+        draw_metric_label(label, sizeof(label), e, m);
+        if (label_w < (int)strlen(label))
+                label_w = (int)strlen(label);
+        draw_put(a, y, x, w, THEME_TEXT_DIM, label);
+        gw = w - label_w - 1;
+        if (gw <= 0)
                 return;
+        draw_sparkline(graph, sizeof(graph), e, gw, m);
+        draw_put(a, y, x + label_w + 1, gw, roles[m], graph);
+}
+
+static void draw_header(struct app *a)
+{
+        const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
+        struct viewmodel_host h = {0};
+        char line[512], el[32];
+        bool sandbox = draw_shows_sandbox(a);
+        int x;
+
+        draw_fill(a, 0, 0, COLS, THEME_HEADER);
+        draw_put(a, 0, 1, 8, THEME_HEADER, "proctor");
+        draw_put(a, 0, 10, 22, sandbox ? THEME_BADGE_SANDBOX : THEME_BADGE_LOCAL,
+                 sandbox ? " SANDBOX (isolated) " : " LOCAL (not isolated) ");
+        x = 33;
+        if (a->vm != NULL && viewmodel_readonly(a->vm)) {
+                draw_put(a, 0, x, 8, THEME_BADGE_REPLAY, " REPLAY ");
+                x += 9;
         }
-        if (a->sel[PANE_TOOLS] < 0 || (size_t)a->sel[PANE_TOOLS] >= viewmodel_ncalls(a->vm)) {
-                frame_box(a, y, x, h, w, "details", true);
-                put(a, row, x + 2, w - 4, THEME_TEXT_DIM, "nothing selected");
-                return;
+        if (vs != NULL && a->screen == SCREEN_LIVE) {
+                fmt_ms(el, sizeof(el), vs->elapsed_ms);
+                snprintf(line, sizeof(line), "%s  %s  turn %lld/%lld  tokens %llu/%llu  %s",
+                         a->busy           ? "running"
+                         : a->last != NULL ? a->last
+                                           : "idle",
+                         el, (long long)vs->turn, (long long)vs->max_turns,
+                         (unsigned long long)vs->tokens_in, (unsigned long long)vs->tokens_out,
+                         vs->model != NULL ? vs->model : "");
+                draw_put(a, 0, x, COLS - x - 1, THEME_HEADER, line);
+        } else {
+                draw_put(a, 0, x, COLS - x - 1, THEME_HEADER,
+                         a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
         }
-        const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)a->sel[PANE_TOOLS]);
-        frame_box(a, y, x, h, w, "tool call (Esc closes, arrows scroll)", true);
-        fmt_ms(d, sizeof(d), c->duration_ms);
-        snprintf(line, sizeof(line), "%s  %s  %s  exit %d%s", c->id, c->name,
-                 viewmodel_call_state_name(c->state), c->exit_code,
-                 c->truncated ? "  (capped for the model)" : "");
-        put_untrusted(a, row++, x + 2, w - 4, call_role(c->state), line, strlen(line));
-        put_untrusted(a, row++, x + 2, w - 4, THEME_TEXT_DIM, c->arguments, strlen(c->arguments));
-        row++;
-        safe = text_sanitize(c->output != NULL ? c->output : "", c->output_len,
-                             TEXT_MULTILINE | TEXT_TABS);
-        if (safe == NULL)
-                return;
-        ns = text_wrap(safe, w - 4, spans, 4096);
-        if (ns > 4096)
-                ns = 4096;
-        if (a->detail_scroll > (long)ns)
-                a->detail_scroll = (long)ns;
-        for (k = (size_t)a->detail_scroll; k < ns && row < y + h - 1; k++) {
-                char piece[1024];
-                snprintf(piece, sizeof(piece), "%.*s", (int)spans[k].len, safe + spans[k].start);
-                put(a, row++, x + 2, w - 4, THEME_TEXT, piece);
+        if (a->vm != NULL)
+                viewmodel_host(a->vm, &h);
+        fmt_bytes(el, sizeof(el), h.mem_bytes);
+        snprintf(line, sizeof(line), " host: %u running   cpu %.0f%%   mem %s", h.running,
+                 h.cpu_pct, el);
+        draw_fill(a, 1, 0, COLS, THEME_METER);
+        draw_put(a, 1, 0, COLS, THEME_METER, line);
+}
+
+static void draw_status(struct app *a)
+{
+        const char *hint;
+
+        if (a->replay)
+                hint = a->paused
+                           ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
+                           : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
+        else if (a->screen == SCREEN_SETUP)
+                hint = "m mode  Enter start  ? help  q quit";
+        else if (a->busy)
+                hint =
+                    "Tab focus  Enter details  k kill  K kill all  Esc interrupt  ? help  q quit";
+        else
+                hint =
+                    "i follow-up  n new session  Tab focus  Enter details  t theme  ? help  q quit";
+        draw_fill(a, LINES - 2, 0, COLS, THEME_STATUS);
+        draw_put(a, LINES - 2, 1, COLS - 2, THEME_STATUS, a->status[0] ? a->status : hint);
+        draw_fill(a, LINES - 1, 0, COLS, THEME_TEXT);
+        if (a->typing || a->screen == SCREEN_SETUP) {
+                char *safe = text_sanitize(a->prompt, a->plen, 0);
+                draw_put(a, LINES - 1, 0, 2, THEME_TITLE, "> ");
+                if (safe != NULL)
+                        draw_put(a, LINES - 1, 2, COLS - 3, THEME_TEXT, safe);
+                free(safe);
         }
-        free(safe);
 }
 
 static void draw_help(struct app *a)
@@ -521,7 +321,8 @@ static void draw_help(struct app *a)
             "m            flip the mode (before the session starts)",
             "Enter        start with the prompt / open details",
             "Tab S-Tab    move focus between panes",
-            "arrows PgUp PgDn Home End   move and scroll",
+            "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
+            "mouse        click selects, click again opens; wheel scrolls",
             "k            kill the selected (or latest) running execution",
             "K            kill every running execution",
             "Esc          interrupt the current turn / close",
@@ -532,14 +333,14 @@ static void draw_help(struct app *a)
             "q            quit (asks while a session runs)",
             "?            this help",
         };
-        int h = (int)(sizeof(keys) / sizeof(keys[0])) + 4, w = 64;
+        int h = (int)(sizeof(keys) / sizeof(keys[0])) + 4, w = 72;
         int y = (LINES - h) / 2, x = (COLS - w) / 2, i;
 
         for (i = 0; i < h; i++)
-                fill(a, y + i, x, w, THEME_HELP);
-        frame_box(a, y, x, h, w, "keys (any key closes)", true);
+                draw_fill(a, y + i, x, w, THEME_HELP);
+        draw_box(a, &(struct layout_rect){y, x, h, w}, "keys (any key closes)", true);
         for (i = 0; i < (int)(sizeof(keys) / sizeof(keys[0])); i++)
-                put(a, y + 2 + i, x + 2, w - 4, THEME_HELP, keys[i]);
+                draw_put(a, y + 2 + i, x + 2, w - 4, THEME_HELP, keys[i]);
 }
 
 static void draw_dialog(struct app *a)
@@ -564,38 +365,53 @@ static void draw_dialog(struct app *a)
                          "A session is running. Quit and kill everything?  y quits, n/Esc stay");
         }
         for (i = 0; i < h; i++)
-                fill(a, y + i, x, w, THEME_DIALOG);
-        frame_box(a, y, x, h, w, "confirm", true);
-        put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, line, strlen(line));
+                draw_fill(a, y + i, x, w, THEME_DIALOG);
+        draw_box(a, &(struct layout_rect){y, x, h, w}, "confirm", true);
+        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, line, strlen(line));
+}
+
+/* The tab bar of a narrow terminal, the focused pane's tab highlighted. */
+static void draw_tabs(struct app *a, const struct layout_rect *r)
+{
+        static const char *const names[PANE_COUNT] = {" transcript ", " tool calls ",
+                                                      " executions "};
+        int i, x = r->x + 1;
+
+        for (i = 0; i < PANE_COUNT; i++) {
+                draw_put(a, r->y, x, 12, i == (int)a->focus ? THEME_SELECTION : THEME_TEXT_DIM,
+                         names[i]);
+                x += 13;
+        }
+        draw_put(a, r->y, x + 2, r->w - x - 3, THEME_TEXT_DIM, "(Tab switches)");
 }
 
 void draw_frame(struct app *a)
 {
-        static void (*const panes[LAYOUT_PANES])(struct app *, int, int, int,
-                                                 int) = {draw_transcript, draw_tools, draw_execs};
+        static void (*const panes[LAYOUT_PANES])(struct app *, const struct layout_rect *) = {
+            draw_transcript, draw_tools, draw_execs};
         struct layout l;
         int i;
 
         erase();
+        memset(a->hit, 0xff, sizeof(a->hit)); /* all -1: no item */
         layout_compute(COLS, LINES, (enum layout_pane)a->focus, &l);
         if (l.kind == LAYOUT_TOO_SMALL) {
-                put(a, LINES / 2, (COLS > 30 ? (COLS - 30) / 2 : 0), COLS, THEME_WARNING,
-                    "terminal too small (80x24 at least)");
+                draw_put(a, LINES / 2, (COLS > 30 ? (COLS - 30) / 2 : 0), COLS, THEME_WARNING,
+                         "terminal too small (80x24 at least)");
                 refresh();
                 return;
         }
         draw_header(a);
         if (a->screen == SCREEN_SETUP) {
                 draw_setup(a);
-        } else if (a->detail) {
-                draw_detail(a, l.body.y, l.body.x, l.body.h, l.body.w);
+        } else if (a->detail.open) {
+                draw_detail(a, &l.body);
         } else {
                 if (l.kind == LAYOUT_TABS)
-                        put(a, l.tabs.y, l.tabs.x, l.tabs.w, THEME_TEXT_DIM,
-                            " [transcript] [tool calls] [executions]   (Tab switches)");
+                        draw_tabs(a, &l.tabs);
                 for (i = 0; i < LAYOUT_PANES; i++)
                         if (l.pane[i].w > 0)
-                                panes[i](a, l.pane[i].y, l.pane[i].x, l.pane[i].h, l.pane[i].w);
+                                panes[i](a, &l.pane[i]);
         }
         draw_status(a);
         if (a->dialog != DIALOG_NONE)
@@ -606,7 +422,7 @@ void draw_frame(struct app *a)
         a->last_frame_ms = app_now_ms();
 }
 
-int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint64_t *ns)
+int tui_bench_frames(struct viewmodel *vm, const struct tui_bench *b, uint64_t *ns)
 {
         FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
         struct app a;
@@ -627,7 +443,7 @@ int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint6
                 return -ENOTTY;
         }
         set_term(scr);
-        resize_term(rows, cols);
+        resize_term(b->rows, b->cols);
         memset(&a, 0, sizeof(a));
         a.vm = vm;
         a.screen = SCREEN_LIVE;
@@ -640,8 +456,14 @@ int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint6
                 start_color();
         a.depth = COLOR_256;
         draw_setup_colors(&a);
-        for (i = 0; i < frames; i++) {
+        a.follow[PANE_TOOLS] = a.follow[PANE_EXECS] = true;
+        a.sel[PANE_TOOLS] = (long)viewmodel_ncalls(vm) - 1;
+        if (b->detail)
+                detail_open(&a);
+        for (i = 0; i < b->frames; i++) {
                 struct timespec t0, t1;
+                if (b->before != NULL)
+                        b->before(vm, i, b->ud);
                 clock_gettime(CLOCK_MONOTONIC, &t0);
                 a.spin++;
                 draw_frame(&a);
@@ -649,6 +471,7 @@ int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint6
                 ns[i] = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
                         (uint64_t)(t1.tv_nsec - t0.tv_nsec);
         }
+        detail_close(&a);
         endwin();
         delscreen(scr);
         fclose(out);

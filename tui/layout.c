@@ -35,6 +35,17 @@ void layout_compute(int cols, int rows, enum layout_pane shown, struct layout *l
         l->pane[shown] = rect(3, 0, rows - 5, cols);
 }
 
+void layout_setup_compute(int cols, struct layout_setup *s)
+{
+        int half;
+
+        s->w = cols > 100 ? 96 : cols - 4;
+        s->x = (cols - s->w) / 2;
+        half = s->w / 2 - 1;
+        s->local = rect(5, s->x, 7, half);
+        s->sandbox = rect(5, s->x + half + 2, 7, half);
+}
+
 int layout_pane_at(const struct layout *l, int y, int x)
 {
         int i;

@@ -27,6 +27,15 @@ struct layout {
  * layout shows (the focused one). */
 void layout_compute(int cols, int rows, enum layout_pane shown, struct layout *l);
 
+/* The setup screen: a column `w` wide at `x`, the two mode boxes side by
+ * side in it from row `boxes_y`. */
+struct layout_setup {
+        int x, w;
+        struct layout_rect local, sandbox;
+};
+
+void layout_setup_compute(int cols, struct layout_setup *s);
+
 /* The pane at a screen cell, or -1. */
 int layout_pane_at(const struct layout *l, int y, int x);
 

@@ -132,7 +132,7 @@ int tui_replay_main(int argc, char **argv)
         a.screen = SCREEN_LIVE;
         a.vm = viewmodel_new();
         viewmodel_set_readonly(a.vm, true);
-        a.sel[PANE_TOOLS] = a.sel[PANE_EXECS] = -1;
+        app_reset_view(&a);
         app_find_themes_dir(&a);
         a.nthemes = theme_list(a.themes_dir, a.themes, THEME_LIST_MAX);
         theme_open(a.o.theme, a.themes_dir, &a.theme, err, sizeof(err));
@@ -146,6 +146,7 @@ int tui_replay_main(int argc, char **argv)
         app_close_terminal(&a);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
+        detail_close(&a);
         viewmodel_free(a.vm);
         app_current = NULL;
 out:
@@ -179,7 +180,7 @@ bool replay_key(struct app *a, wint_t ch)
                          "replay is read-only: no mode flip, kill or prompt");
                 return true;
         case 27:
-                if (!a->detail)
+                if (!a->detail.open)
                         return true;
                 return false;
         }

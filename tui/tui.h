@@ -13,9 +13,18 @@ int tui_replay_main(int argc, char **argv);
 
 /* For the benchmark: draws `frames` full frames of `vm` (a live session
  * view, cols x rows) into an off-screen terminal and stores each frame's
- * time in ns[]. 0 or -errno. */
-struct viewmodel;
+ * time in ns[]; with `detail`, the detail view of the last tool call is
+ * open; `before`, when given, runs untimed before each frame (to feed the
+ * model). 0 or -errno. */
+#include <stdbool.h>
 #include <stdint.h>
-int tui_bench_frames(struct viewmodel *vm, int cols, int rows, int frames, uint64_t *ns);
+struct viewmodel;
+struct tui_bench {
+        int cols, rows, frames;
+        bool detail;
+        void (*before)(struct viewmodel *vm, int frame, void *ud);
+        void *ud;
+};
+int tui_bench_frames(struct viewmodel *vm, const struct tui_bench *b, uint64_t *ns);
 
 #endif

@@ -5,30 +5,7 @@
 # quitting with the terminal restored.
 . "$(dirname "$0")/lib.sh"
 
-command -v tmux >/dev/null || { echo "tmux missing"; exit 1; }
-SOCK=$WORK/tmux.sock
-T="tmux -S $SOCK"
-at_exit "$T kill-server 2>/dev/null"
-
-# start NAME COLSxROWS ARGS...: proctor in a fresh tmux session; when it
-# exits the pane stays, showing "EXITED <status>"
-start() {
-        local name=$1 size=$2
-        shift 2
-        $T new-session -d -s "$name" -x "${size%x*}" -y "${size#*x}" \
-                "cd '$WORK' && $* ; echo EXITED \$?; sleep 60"
-}
-screen() { $T capture-pane -p -t "$1"; }
-# wait_for NAME REGEX [SECONDS]: until the screen matches
-wait_for() {
-        local i n=$(( ${3:-10} * 10 ))
-        for i in $(seq $n); do
-                screen "$1" | grep -Eq -- "$2" && return 0
-                sleep 0.1
-        done
-        return 1
-}
-expect_screen() { if wait_for "$1" "$2" "${4:-10}"; then pass; else fail "$3"; screen "$1" | head -20; fi; }
+. "$(dirname "$0")/tmux.sh"
 
 mkdir -p "$WORK/s"
 cat >"$WORK/s/long.jsonl" <<'EOF'
@@ -51,7 +28,9 @@ expect_screen a "SANDBOX" "the header badge says sandbox"
 $T send-keys -t a "tour please" Enter
 expect_screen a "sandboxes" "live view shows the sandboxes pane"
 expect_screen a "bash: echo host" "tool calls appear"
-expect_screen a "cpu +[0-9]+% .*mem [0-9]+[KM]/512M .*pids [0-9]+/128" "executions show live stats and limits" 20
+expect_screen a "cpu +[0-9]+% +▁" "executions show live CPU with a graph" 20
+expect_screen a "mem [0-9]+[BKM]/512M +▁" "executions show memory against its limit" 20
+expect_screen a "pids [0-9]+/128 +▁" "executions show pids against the limit" 20
 expect_screen a "cpu_limit" "the runaway ends at the CPU limit" 30
 expect_screen a "session completed" "the session completes" 30
 $T send-keys -t a m
@@ -67,7 +46,7 @@ check "the terminal is back to normal (no alternate screen)" sh -c "! $T display
 # killing a running sandbox from the supervisor
 start b 160x48 "$PROCTOR --mode sandbox --model script:$WORK/s/long.jsonl"
 $T send-keys -t b "go" Enter
-expect_screen b "running +[0-9.]+m?s setup" "the slow sandbox runs"
+expect_screen b "running +[0-9.]+m?s +setup" "the slow sandbox runs"
 $T send-keys -t b k
 expect_screen b "Kill execution #1 \(bash: echo slow-started" "the confirmation names the execution"
 $T send-keys -t b y

@@ -82,12 +82,37 @@ static void test_tabs(void **state)
         assert_int_equal(l.pane[LAYOUT_TRANSCRIPT].w, 100);
 }
 
+/* The setup screen's mode boxes: side by side, apart, inside the column
+ * and the screen at every supported width; the column centred. */
+static void test_setup_boxes(void **state)
+{
+        struct layout_setup s;
+        int cols;
+
+        for (cols = LAYOUT_MIN_COLS; cols <= 300; cols++) {
+                layout_setup_compute(cols, &s);
+                assert_true(s.x >= 0 && s.x + s.w <= cols);
+                assert_true(s.x - (cols - s.x - s.w) <= 1 && s.x - (cols - s.x - s.w) >= -1);
+                assert_int_equal(s.local.y, s.sandbox.y);
+                assert_int_equal(s.local.h, s.sandbox.h);
+                assert_int_equal(s.local.w, s.sandbox.w);
+                assert_true(s.local.w >= 36); /* the longest line of a box fits */
+                assert_int_equal(s.local.x, s.x);
+                assert_true(s.local.x + s.local.w < s.sandbox.x);
+                assert_true(s.sandbox.x + s.sandbox.w <= s.x + s.w);
+                assert_true(s.local.y + s.local.h <= LAYOUT_MIN_ROWS - 2);
+        }
+        layout_setup_compute(160, &s);
+        assert_int_equal(s.w, 96);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_too_small),
             cmocka_unit_test(test_columns_tile),
             cmocka_unit_test(test_tabs),
+            cmocka_unit_test(test_setup_boxes),
         };
         return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

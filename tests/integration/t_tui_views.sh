@@ -1,0 +1,148 @@
+#!/bin/bash
+# The supervisor in a real terminal, beyond the basics of t_tui.sh: the
+# detail view (streamed output followed and scrolled, an execution's
+# limits and graphs), the mouse, suspending with Ctrl-Z and resuming, the
+# colour depth picked from the terminal description, and user themes.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+mkdir -p "$WORK/s"
+cat >"$WORK/s/stream.jsonl" <<'EOF'
+{"content": "Streaming.", "tool_calls": [{"name": "bash", "arguments": {"command": "for i in $(seq 1 40); do echo line-$i; sleep 0.1; done; seq 1000 1300"}}]}
+{"content": "Second.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo second-call-output"}}]}
+{"content": "Stream done."}
+EOF
+echo '{"content": "quick answer"}' >"$WORK/s/quick.jsonl"
+
+# the detail view of a running call follows its output as it streams
+start a 160x48 "$PROCTOR --mode sandbox --model script:$WORK/s/stream.jsonl"
+$T send-keys -t a "go" Enter
+expect_screen a "bash: for i in" "the streaming call appears"
+$T send-keys -t a Tab
+$T send-keys -t a Enter
+expect_screen a "tool call call_1 \(Esc closes\)" "Enter opens the call's details"
+expect_screen a "arguments \{\"command\":\"for i in" "the details show the arguments"
+expect_screen a "ran in +#1 sandbox" "the details name the sandbox it runs in"
+expect_screen a "output of call_1: .*following" "the output section follows the stream"
+expect_screen a "│ line-3 " "streamed output shows while the call runs"
+expect_screen a "│ line-2[0-9] " "later output arrives in the open view" 10
+expect_screen a "│ 1300 " "the view follows to the last line" 20
+expect_screen a "lines [0-9]+-341 of 341, following" "the rule counts the lines shown"
+check "the first lines scrolled out of a following view" sh -c "! $T capture-pane -p -t a | grep -q '│ line-1 '"
+$T send-keys -t a Home
+expect_screen a "│ line-1 " "Home scrolls to the first line"
+expect_screen a "lines 1-[0-9]+ of 341, End follows" "scrolled up, the view stops following"
+$T send-keys -t a NPage
+expect_screen a "lines (2[0-9]|[3-9][0-9])-[0-9]+ of 341" "PgDn scrolls down"
+$T send-keys -t a End
+expect_screen a "│ 1300 " "End follows the tail again"
+$T send-keys -t a Escape
+expect_screen a "SANDBOX \(isolated\) +completed" "the session completes" 20
+
+# an execution's details: limits, the final numbers, the graphs
+$T send-keys -t a Tab
+$T send-keys -t a Home
+$T send-keys -t a Enter
+expect_screen a "execution #1 \(Esc closes\)" "Enter on an execution opens its details"
+expect_screen a "sandbox +exited +pid [0-9]+ +for call_1: bash: for i in" "the execution names its call"
+expect_screen a "limits +memory 512M +cpu 5s +pids 128 +wall 120s +/tmp 64M +output 1M" \
+        "the execution's limits are shown"
+expect_screen a "ended +exited +exit 0 .*wall [0-9.]+s +cpu [0-9]+ms +peak [0-9.]+[BKM]" \
+        "the final numbers are shown"
+expect_screen a "│ cpu [0-9.]+m?s +(▁|▂|▃|▄|▅|▆|▇|█){5}" "the CPU history graph is drawn"
+expect_screen a "│ peak [0-9.]+[BKM]/512M +(▁|▂|▃|▄|▅|▆|▇|█){5}" "the memory history graph is drawn"
+expect_screen a "output of call_1" "the execution's call output is there"
+$T send-keys -t a Escape
+expect_screen a "sandboxes" "Esc goes back to the panes"
+sleep 0.3
+
+# the mouse: a click selects a row, a second click opens it, the wheel scrolls
+click a 70 4
+click a 70 4
+expect_screen a "tool call call_2 \(Esc closes\)" "clicking a tool call twice opens it"
+expect_screen a "│ second-call-output" "the clicked call's output is shown"
+$T send-keys -t a Escape
+sleep 0.3 # an Esc right before a mouse report would read as one sequence
+click a 70 3
+click a 70 3
+expect_screen a "tool call call_1 \(Esc closes\)" "clicking another row opens that call"
+click a 70 20 64
+expect_screen a "of 341, End follows" "the wheel scrolls the details up"
+$T send-keys -t a Escape
+sleep 0.3
+click a 120 3
+sleep 0.3 # a key inside the double-click interval would race the click
+$T send-keys -t a Enter
+expect_screen a "execution #1 \(Esc closes\)" "a click in the executions pane selects there"
+$T send-keys -t a Escape q
+expect_screen a "EXITED 0" "quit after the views"
+
+# Ctrl-Z gives the shell back with the screen restored; fg resumes and
+# input still works
+$T new-session -d -s z -x 120 -y 40 "bash --norc --noprofile"
+$T send-keys -t z "cd '$WORK' && PS1='shell> ' && $PROCTOR" Enter
+expect_screen z "Where should this session's tools run" "the supervisor starts from a shell"
+$T send-keys -t z C-z
+expect_screen z "Stopped" "Ctrl-Z suspends the supervisor"
+check "suspended, the terminal is out of the alternate screen" \
+        sh -c "! $T display -p -t z '#{alternate_on}' | grep -q 1"
+$T send-keys -t z "fg" Enter
+expect_screen z "Where should this session's tools run" "fg redraws the supervisor"
+check "resumed, back in the alternate screen" sh -c "$T display -p -t z '#{alternate_on}' | grep -q 1"
+$T send-keys -t z m
+expect_screen z "\[x\] sandbox" "keys work after resuming"
+$T send-keys -t z q
+expect_screen z "^shell>$" "q after resuming gives the shell back"
+
+# colour depth: from the terminal description, the nearest colours
+start tc 120x40 "TERM=xterm-direct COLORTERM=truecolor $PROCTOR"
+expect_screen tc "Where should this session's tools run" "drawn in a direct-colour terminal"
+expect_match "truecolor: 24-bit colours" '8;2;' "$(colors tc)" 
+start c256 120x40 "TERM=xterm-256color $PROCTOR"
+expect_screen c256 "Where should this session's tools run" "drawn in a 256-colour terminal"
+c=$(colors c256)
+expect_match "256 colours: palette colours" '8;5;' "$c"
+expect_no_match "256 colours: no 24-bit colour" '8;2;' "$c"
+start c16 120x40 "TERM=xterm-16color $PROCTOR"
+expect_screen c16 "Where should this session's tools run" "drawn in a 16-colour terminal"
+c=$(colors c16)
+expect_match "16 colours: bright colours" '\[(9[0-7]|10[0-7])m' "$c"
+expect_no_match "16 colours: no palette colour" '8;[25];' "$c"
+start c8 120x40 "TERM=xterm $PROCTOR"
+expect_screen c8 "Where should this session's tools run" "drawn in an 8-colour terminal"
+c=$(colors c8)
+expect_match "8 colours: basic colours" '\[3[0-7]m' "$c"
+expect_no_match "8 colours: nothing beyond 8" '8;[25];|\[(9[0-7]|10[0-7])m' "$c"
+start cm 120x40 "TERM=xterm-mono $PROCTOR"
+expect_screen cm "Where should this session's tools run" "drawn in a monochrome terminal"
+c=$(colors cm)
+expect_no_match "mono: no colour at all" '\[([34][0-8]|9[0-7]|10[0-7])(;|m)|8;[25];' "$c"
+expect_match "mono: the badge stands out by reverse video" '(^|;)\[?7m|\[7m|;7m' "$c"
+
+# user themes: loaded from $XDG_CONFIG_HOME/proctor/themes, cycled with t,
+# a broken one named with its line and the default used
+mkdir -p "$WORK/xdg/proctor/themes"
+printf 'name = Mine\nbadge.local = #ffffff on #ff0000 bold\n' >"$WORK/xdg/proctor/themes/mine.theme"
+printf 'name = Broken\ntext = #zzzzzz\n' >"$WORK/xdg/proctor/themes/broken.theme"
+start th 120x40 "XDG_CONFIG_HOME=$WORK/xdg TERM=xterm-256color $PROCTOR --theme mine"
+expect_screen th "Where should this session's tools run" "a user theme by name"
+expect_match "the user theme's badge colour (red) is drawn" '48;5;196m' "$(colors th)"
+$T send-keys -t th q
+start tb 120x40 "XDG_CONFIG_HOME=$WORK/xdg $PROCTOR --theme broken"
+expect_screen tb "broken.theme:2: bad colour \"#zzzzzz\"" "a broken theme is named with file and line"
+expect_screen tb "Where should this session's tools run" "the supervisor still runs on the default"
+$T send-keys -t tb q
+start tt 120x40 "XDG_CONFIG_HOME=$WORK/xdg $PROCTOR --model script:$WORK/s/quick.jsonl"
+$T send-keys -t tt "go" Enter
+expect_screen tt "session completed" "a quick session for cycling themes"
+seen=""
+for i in $(seq 12); do
+        $T send-keys -t tt t
+        sleep 0.2
+        seen="$seen $(screen tt | grep -o 'theme: [A-Za-z -]*' | head -1)"
+done
+expect_match "t cycles through the user theme" "theme: Mine" "$seen"
+expect_match "t cycles through the bundled themes" "theme: Light" "$seen"
+$T send-keys -t tt q
+expect_screen tt "EXITED 0" "quit after cycling themes"
+finish

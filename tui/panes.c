@@ -1,0 +1,239 @@
+/* panes: the setup screen and the three panes of the live view: the
+ * transcript, the tool calls and the executions with their live graphs.
+ * Each pane records which item sits on which screen row, for the mouse. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/draw.h"
+#include "tui/text.h"
+
+void draw_setup(struct app *a)
+{
+        struct layout_setup ls;
+        bool sb = a->mode == EXEC_SANDBOX;
+        char line[512], mem[16], tmp[16];
+        int x, y, w, iw;
+
+        layout_setup_compute(COLS, &ls);
+        x = ls.x;
+        w = ls.w;
+        iw = ls.local.w - 4;
+        draw_put(a, 3, x, w, THEME_TITLE,
+                 "Where should this session's tools run?  (m flips, click to "
+                 "choose; fixed once the session starts)");
+        y = ls.local.y;
+        draw_box(a, &ls.local, sb ? "local" : "[x] local", !sb);
+        x = ls.local.x + 2;
+        draw_put(a, y + 1, x, iw, !sb ? THEME_BADGE_LOCAL : THEME_TEXT_DIM,
+                 "on this host, not isolated");
+        draw_put(a, y + 2, x, iw, THEME_TEXT, "fast: file tools are function calls,");
+        draw_put(a, y + 3, x, iw, THEME_TEXT, "shell and Python are child processes;");
+        draw_put(a, y + 4, x, iw, THEME_TEXT, "state persists between calls.");
+        draw_put(a, y + 5, x, iw, THEME_WARNING, "tools can touch your files and network");
+        draw_box(a, &ls.sandbox, sb ? "[x] sandbox" : "sandbox", sb);
+        x = ls.sandbox.x + 2;
+        draw_put(a, y + 1, x, iw, sb ? THEME_BADGE_SANDBOX : THEME_TEXT_DIM,
+                 "fresh isolated sandbox per call");
+        fmt_bytes(mem, sizeof(mem), a->o.limits.memory_bytes);
+        fmt_bytes(tmp, sizeof(tmp), a->o.limits.tmpfs_bytes);
+        snprintf(line, sizeof(line), "limits: %s memory, %.0fs CPU, %u pids,", mem,
+                 (double)a->o.limits.cpu_ms / 1000.0, a->o.limits.pids);
+        draw_put(a, y + 2, x, iw, THEME_TEXT, line);
+        snprintf(line, sizeof(line), "%.0fs wall clock, %s /tmp; no network;",
+                 (double)a->o.limits.timeout_ms / 1000.0, tmp);
+        draw_put(a, y + 3, x, iw, THEME_TEXT, line);
+        draw_put(a, y + 4, x, iw, THEME_TEXT, "only the workspace persists.");
+        x = ls.x;
+        y += ls.local.h + 1;
+        snprintf(line, sizeof(line), "model      %s",
+                 a->s != NULL ? session_model_label(a->s) : "");
+        draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        snprintf(line, sizeof(line), "workspace  %s (%s)",
+                 a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
+        draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        y++;
+        draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
+}
+
+void draw_transcript(struct app *a, const struct layout_rect *r)
+{
+        size_t n = viewmodel_ntranscript(a->vm), i;
+        char **lines = NULL;
+        enum theme_role *roles = NULL;
+        size_t nl = 0, cap = 0;
+        long first;
+        int row, w = r->w;
+
+        draw_box(a, r, "transcript", a->focus == PANE_TRANSCRIPT);
+        /* Only the tail that can show is laid out: walk back from the end. */
+        for (i = n; i-- > 0 && nl < (size_t)(r->h * 4 + a->scroll + 64);) {
+                const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
+                const char *who = e->kind == VM_ENTRY_USER        ? "you: "
+                                  : e->kind == VM_ENTRY_ASSISTANT ? ""
+                                                                  : "* ";
+                enum theme_role role = e->kind == VM_ENTRY_USER        ? THEME_TITLE
+                                       : e->kind == VM_ENTRY_ERROR     ? THEME_ERROR
+                                       : e->kind == VM_ENTRY_ASSISTANT ? THEME_TEXT
+                                                                       : THEME_WARNING;
+                size_t wl = strlen(who) + e->len;
+                char *raw = malloc(wl + 1), *safe;
+                struct text_span spans[512];
+                size_t ns, k;
+                if (raw == NULL)
+                        break;
+                snprintf(raw, wl + 1, "%s%.*s", who, (int)e->len, e->text);
+                safe = text_sanitize(raw, strlen(raw), TEXT_MULTILINE | TEXT_TABS);
+                free(raw);
+                if (safe == NULL)
+                        break;
+                ns = text_wrap(safe, w - 2, spans, 512);
+                if (ns > 512)
+                        ns = 512;
+                for (k = ns; k-- > 0;) {
+                        if (nl == cap) {
+                                char **nlines;
+                                enum theme_role *nroles;
+                                cap = cap ? cap * 2 : 64;
+                                nlines = realloc(lines, cap * sizeof(*lines));
+                                if (nlines != NULL)
+                                        lines = nlines;
+                                nroles = realloc(roles, cap * sizeof(*roles));
+                                if (nroles != NULL)
+                                        roles = nroles;
+                                if (nlines == NULL || nroles == NULL)
+                                        break;
+                        }
+                        lines[nl] = strndup(safe + spans[k].start, spans[k].len);
+                        roles[nl++] = role;
+                }
+                free(safe);
+        }
+        /* lines[] holds the newest first */
+        if (a->scroll > (long)nl - (r->h - 2))
+                a->scroll = (long)nl - (r->h - 2) > 0 ? (long)nl - (r->h - 2) : 0;
+        first = a->scroll;
+        for (row = r->h - 2; row >= 1 && (size_t)first < nl; row--, first++)
+                if (lines[first] != NULL)
+                        draw_put(a, r->y + row, r->x + 1, w - 2, roles[first], lines[first]);
+        for (i = 0; i < nl; i++)
+                free(lines[i]);
+        free(lines);
+        free(roles);
+}
+
+/* Keeps the selection in range, on the newest item while following, and
+ * the first item drawn such that the selection shows, for items `rows`
+ * rows high in `avail` rows. */
+static void place(struct app *a, enum pane p, long n, int avail, int rows)
+{
+        long fit = avail / rows > 0 ? avail / rows : 1;
+
+        if (a->follow[p] || a->sel[p] >= n)
+                a->sel[p] = n - 1;
+        if (a->sel[p] < 0)
+                a->sel[p] = n > 0 ? 0 : -1;
+        if (a->top[p] > a->sel[p])
+                a->top[p] = a->sel[p];
+        if (a->top[p] < a->sel[p] - fit + 1)
+                a->top[p] = a->sel[p] - fit + 1;
+        /* no empty rows at the end while there is more above (after a resize) */
+        if (a->top[p] > n - fit)
+                a->top[p] = n - fit;
+        if (a->top[p] < 0)
+                a->top[p] = 0;
+}
+
+static void mark_rows(struct app *a, enum pane p, int y, int h, long item)
+{
+        for (; h > 0; y++, h--)
+                if (y >= 0 && y < HIT_ROWS)
+                        a->hit[p][y] = item;
+}
+
+void draw_tools(struct app *a, const struct layout_rect *r)
+{
+        long n = (long)viewmodel_ncalls(a->vm), i;
+        int y = r->y + 1, x = r->x, w = r->w;
+        char line[512], d[32];
+
+        draw_box(a, r, "tool calls", a->focus == PANE_TOOLS);
+        place(a, PANE_TOOLS, n, r->h - 2, 1);
+        for (i = a->top[PANE_TOOLS]; i < n && y < r->y + r->h - 1; i++, y++) {
+                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)i);
+                bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
+                enum theme_role role = sel ? THEME_SELECTION : draw_call_role(c->state);
+                const char *mark = c->state == VM_CALL_RUNNING ? draw_spinner(a)
+                                   : c->state == VM_CALL_OK    ? "+"
+                                                               : "x";
+                fmt_ms(d, sizeof(d),
+                       c->state == VM_CALL_RUNNING
+                           ? viewmodel_session(a->vm)->elapsed_ms - c->start_ms
+                           : c->duration_ms);
+                if (sel)
+                        draw_fill(a, y, x + 1, w - 2, THEME_SELECTION);
+                draw_put(a, y, x + 1, 2, role, mark);
+                snprintf(line, sizeof(line), "%-7s %s", d, viewmodel_call_state_name(c->state));
+                draw_put(a, y, x + w - 19, 18, role, line);
+                draw_put_untrusted(a, y, x + 3, w - 23, sel ? THEME_SELECTION : THEME_TEXT,
+                                   c->summary, strlen(c->summary));
+                mark_rows(a, PANE_TOOLS, y, 1, i);
+        }
+}
+
+/* Graphs per row: one per metric in a narrow pane, all three in a wide one. */
+static int metrics_per_row(int w)
+{
+        return w - 4 >= 96 ? 3 : w - 4 >= 60 ? 2 : 1;
+}
+
+int draw_exec_rows(int w)
+{
+        int per = metrics_per_row(w);
+
+        return 1 + (METRIC_COUNT + per - 1) / per;
+}
+
+/* "#3 running 1.2s setup 1.1ms", and how it ended once it has. */
+static void exec_title(struct app *a, char *line, size_t len, const struct viewmodel_exec *e)
+{
+        uint64_t now = viewmodel_session(a->vm)->elapsed_ms;
+        char age[16], end[48] = "";
+
+        fmt_ms(age, sizeof(age), e->exited_ms ? e->exited_ms - e->created_ms : now - e->created_ms);
+        if (e->state == VM_EXEC_EXITED)
+                snprintf(end, sizeof(end), "  exit %d", e->exit_code);
+        else if (e->signal > 0)
+                snprintf(end, sizeof(end), "  signal %d", e->signal);
+        snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s", (unsigned long long)e->id,
+                 viewmodel_exec_state_name(e->state), age, (double)e->setup_us / 1000.0, end);
+}
+
+void draw_execs(struct app *a, const struct layout_rect *r)
+{
+        long n = (long)viewmodel_nexecs(a->vm), i;
+        int y = r->y + 1, bottom = r->y + r->h - 1, per = metrics_per_row(r->w);
+        int cw = (r->w - 4) / per, rows = draw_exec_rows(r->w);
+        char line[512];
+
+        draw_box(a, r, draw_shows_sandbox(a) ? "sandboxes" : "processes", a->focus == PANE_EXECS);
+        place(a, PANE_EXECS, n, r->h - 2, rows);
+        for (i = a->top[PANE_EXECS]; i < n && y < bottom; i++) {
+                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
+                bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];
+                int m;
+
+                if (sel)
+                        draw_fill(a, y, r->x + 1, r->w - 2, THEME_SELECTION);
+                exec_title(a, line, sizeof(line), e);
+                draw_put(a, y, r->x + 1, r->w - 2, sel ? THEME_SELECTION : draw_exec_role(e->state),
+                         line);
+                for (m = 0; m < METRIC_COUNT; m++) {
+                        int gy = y + 1 + m / per, gx = r->x + 3 + (m % per) * cw;
+                        if (gy < bottom)
+                                draw_metric(a, gy, gx, cw - 1, 13, e, (enum metric)m);
+                }
+                mark_rows(a, PANE_EXECS, y, rows < bottom - y ? rows : bottom - y, i);
+                y += rows;
+        }
+}

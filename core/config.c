@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -259,7 +258,7 @@ static int convert(const struct key *k, const json_t *v, void *field)
                         d = json_number_value(v) * 1000.0;
                         if (!(d >= 1.0 && d < 9.2e18))
                                 return 0;
-                        n = (uint64_t)llround(d);
+                        n = units_round(d);
                 } else if (s == NULL || units_parse_duration(s, &n) < 0 || n == 0) {
                         return 0;
                 }

@@ -79,8 +79,16 @@ int units_parse_duration(const char *s, uint64_t *ms)
                 return -EINVAL;
         if (v >= 9.2e18)
                 return -EINVAL;
-        *ms = (uint64_t)llround(v);
+        *ms = units_round(v);
         return 0;
+}
+
+uint64_t units_round(double v)
+{
+        uint64_t n = (uint64_t)v;
+
+        /* v - n is exact here, so no double rounding as in (v + 0.5) */
+        return v - (double)n >= 0.5 ? n + 1 : n;
 }
 
 int units_parse_uint(const char *s, uint64_t max, uint64_t *out)

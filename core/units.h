@@ -11,6 +11,10 @@ int units_parse_size(const char *s, uint64_t *bytes);
 /* "5", "0.5", "90s", "250ms", "2m": milliseconds. 0 or -EINVAL. */
 int units_parse_duration(const char *s, uint64_t *ms);
 
+/* v (0 <= v < 2^64) rounded to the nearest integer, halves up: llround
+ * without libm, which proctor would otherwise load for this alone. */
+uint64_t units_round(double v);
+
 /* Non-negative decimal integer that fits in max. 0 or -EINVAL. */
 int units_parse_uint(const char *s, uint64_t max, uint64_t *out);
 

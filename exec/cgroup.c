@@ -48,6 +48,8 @@ struct cgroup_sys {
         enum cgroup_version version;
         unsigned ctl;
         unsigned skip;
+        bool lazy;         /* opened without the probe (cgroup_sys_open_unproven) */
+        unsigned unproven; /* bit i: hierarchy i has not yet taken a group */
         int nhier;
         struct hier h[CG_MAX_HIER];
 };
@@ -55,6 +57,7 @@ struct cgroup_sys {
 struct cgroup {
         struct cgroup_sys *sys;
         char name[CG_NAME_MAX];
+        unsigned made; /* bit i: the group was made in hierarchy i */
         unsigned live; /* bit i: the directory exists in hierarchy i */
         int fd;        /* v2 group directory, -1 on v1 */
         uint64_t peak; /* v2 without memory.peak: highest memory.current seen */
@@ -149,6 +152,22 @@ static int hier_of(const struct cgroup_sys *sys, unsigned ctl)
                 if (sys->h[i].ctl & ctl)
                         return i;
         return -1;
+}
+
+/* The hierarchy of `ctl` if the group was made there, else -1. */
+static int group_hier(const struct cgroup *cg, unsigned ctl)
+{
+        int i = hier_of(cg->sys, ctl);
+        return i >= 0 && (cg->made & (1u << i)) ? i : -1;
+}
+
+/* The first hierarchy the group was made in. */
+static int group_first(const struct cgroup *cg)
+{
+        for (int i = 0; i < cg->sys->nhier; i++)
+                if (cg->made & (1u << i))
+                        return i;
+        return 0;
 }
 
 static int group_file(const struct cgroup *cg, const char *file, char *out, size_t size)
@@ -289,13 +308,14 @@ static int probe(int dirfd)
         return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
-/* Adds `dir` as hierarchy for `ctl` once it is proven writable. */
+/* Adds `dir` as hierarchy for `ctl` once it is proven writable; a lazy
+ * sys leaves the proof to the first cgroup_create. */
 static int hier_add(struct cgroup_sys *sys, const char *dir, unsigned ctl)
 {
         int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int rc = probe(fd);
+        int rc = sys->lazy ? 0 : probe(fd);
         char *path = rc ? NULL : strdup(dir);
         if (!rc && !path)
                 rc = -ENOMEM;
@@ -303,6 +323,8 @@ static int hier_add(struct cgroup_sys *sys, const char *dir, unsigned ctl)
                 close(fd);
                 return rc;
         }
+        if (sys->lazy)
+                sys->unproven |= 1u << sys->nhier;
         sys->h[sys->nhier++] = (struct hier){.ctl = ctl, .fd = fd, .path = path};
         sys->ctl |= ctl;
         return 0;
@@ -472,8 +494,8 @@ static bool exists_in(const char *dir, const char *file)
         return !pathf(path, sizeof path, "%s/%s", dir, file) && access(path, F_OK) == 0;
 }
 
-int cgroup_sys_open(const char *root, const char *proc_self_cgroup, struct cgroup_sys **out,
-                    char *why, size_t whylen)
+static int sys_open(const char *root, const char *proc_self_cgroup, bool lazy,
+                    struct cgroup_sys **out, char *why, size_t whylen)
 {
         root = root ? root : "/sys/fs/cgroup";
         proc_self_cgroup = proc_self_cgroup ? proc_self_cgroup : "/proc/self/cgroup";
@@ -481,6 +503,7 @@ int cgroup_sys_open(const char *root, const char *proc_self_cgroup, struct cgrou
         struct cgroup_sys *sys = calloc(1, sizeof *sys);
         if (!sys)
                 return -ENOMEM;
+        sys->lazy = lazy;
         char self[8192];
         char unified[PATH_MAX];
         pathf(unified, sizeof unified, "%s/unified", root);
@@ -509,6 +532,18 @@ int cgroup_sys_open(const char *root, const char *proc_self_cgroup, struct cgrou
         }
         *out = sys;
         return 0;
+}
+
+int cgroup_sys_open(const char *root, const char *proc_self_cgroup, struct cgroup_sys **out,
+                    char *why, size_t whylen)
+{
+        return sys_open(root, proc_self_cgroup, false, out, why, whylen);
+}
+
+int cgroup_sys_open_unproven(const char *root, const char *proc_self_cgroup,
+                             struct cgroup_sys **out, char *why, size_t whylen)
+{
+        return sys_open(root, proc_self_cgroup, true, out, why, whylen);
 }
 
 void cgroup_sys_free(struct cgroup_sys *sys)
@@ -590,7 +625,7 @@ static int limit_write(struct cgroup *cg, unsigned ctl, const char *file, const 
                        unsigned optional, char *err, size_t errlen)
 {
         struct cgroup_sys *sys = cg->sys;
-        int i = hier_of(sys, ctl);
+        int i = group_hier(cg, ctl);
         if (i < 0 || (sys->skip & optional))
                 return 0;
         int rc = group_write(cg, i, file, val);
@@ -642,8 +677,37 @@ static int apply_limits(struct cgroup *cg, const struct cgroup_limits *lim, char
         return 0;
 }
 
-int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_limits *lim,
-                  struct cgroup **out, char *err, size_t errlen)
+/* A hierarchy of a lazily opened sys refused its first group: settle what
+ * the probe would have settled at open. Without memory or pids no cgroup
+ * is used at all (version CGROUP_NONE, -ENOTSUP); another controller's
+ * hierarchy is retired (its slot stays, so other groups' bits keep their
+ * meaning) and the group goes on without it (0). */
+static int settle_refusal(struct cgroup_sys *sys, struct cgroup *cg, int i, int rc, char *err,
+                          size_t errlen)
+{
+        if (sys->h[i].ctl & (CG_MEMORY | CG_PIDS)) {
+                say(err, errlen,
+                    "cannot create groups under %s: %s; run as root or delegate a cgroup",
+                    sys->h[i].path, strerror(-rc));
+                group_rmdir(cg);
+                drop_hiers(sys);
+                sys->version = CGROUP_NONE;
+                sys->unproven = 0;
+                return -ENOTSUP;
+        }
+        close(sys->h[i].fd);
+        sys->h[i].fd = -1;
+        sys->h[i].ctl = 0;
+        sys->unproven &= ~(1u << i);
+        sys->ctl = 0;
+        for (int k = 0; k < sys->nhier; k++)
+                sys->ctl |= sys->h[k].ctl;
+        return 0;
+}
+
+int cgroup_create_with(struct cgroup_sys *sys, const char *name, unsigned ctl,
+                       const struct cgroup_limits *lim, struct cgroup **out, char *err,
+                       size_t errlen)
 {
         *out = NULL;
         if (!sys || sys->version == CGROUP_NONE) {
@@ -662,12 +726,21 @@ int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_
         snprintf(cg->name, sizeof cg->name, "%s", name);
         int rc = 0;
         for (int i = 0; i < sys->nhier && !rc; i++) {
+                /* v2 has one directory for every controller */
+                if (!(sys->h[i].ctl & ctl) && sys->version == CGROUP_V1)
+                        continue;
                 if (mkdirat(sys->h[i].fd, name, 0755) == 0) {
+                        cg->made |= 1u << i;
                         cg->live |= 1u << i;
+                        sys->unproven &= ~(1u << i);
                         continue;
                 }
                 rc = -errno;
-                say(err, errlen, "cannot create %s/%s: %s", sys->h[i].path, name, strerror(errno));
+                if ((sys->unproven & (1u << i)) && rc != -EEXIST) {
+                        rc = settle_refusal(sys, cg, i, rc, err, errlen);
+                        continue;
+                }
+                say(err, errlen, "cannot create %s/%s: %s", sys->h[i].path, name, strerror(-rc));
         }
         if (!rc && sys->version == CGROUP_V2) {
                 cg->fd = openat(sys->h[0].fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -688,6 +761,12 @@ int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_
         return 0;
 }
 
+int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_limits *lim,
+                  struct cgroup **out, char *err, size_t errlen)
+{
+        return cgroup_create_with(sys, name, ~0u, lim, out, err, errlen);
+}
+
 int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen)
 {
         return apply_limits(cg, lim, err, errlen);
@@ -695,20 +774,34 @@ int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *
 
 int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max)
 {
-        char path[CG_NAME_MAX + 64];
-        int n = cg->sys->nhier;
-        if (n > max)
-                return -E2BIG;
-        group_file(cg, "cgroup.procs", path, sizeof path);
-        for (int i = 0; i < n; i++) {
-                fds[i] =
-                    openat(cg->sys->h[i].fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                if (fds[i] < 0) {
+        char path[CG_NAME_MAX + 64], alt[CG_NAME_MAX + 64];
+        int n = 0;
+        /* v1: "0" written to tasks moves the writing thread alone, which the
+         * kernel does without write-locking the global threadgroup rwsem
+         * that cgroup.procs takes; that lock waits for an RCU grace period
+         * (milliseconds) when nothing migrated lately. The joining child is
+         * single-threaded, so its thread is the whole process. */
+        group_file(cg, cg->sys->version == CGROUP_V1 ? "tasks" : "cgroup.procs", path, sizeof path);
+        group_file(cg, "cgroup.procs", alt, sizeof alt);
+        for (int i = 0; i < cg->sys->nhier; i++) {
+                if (!(cg->made & (1u << i)))
+                        continue;
+                if (n == max) {
+                        while (n-- > 0)
+                                close(fds[n]);
+                        return -E2BIG;
+                }
+                int fd = openat(cg->sys->h[i].fd, path, O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        fd = openat(cg->sys->h[i].fd, alt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                    0644);
+                if (fd < 0) {
                         int rc = -errno;
-                        while (i-- > 0)
-                                close(fds[i]);
+                        while (n-- > 0)
+                                close(fds[n]);
                         return rc;
                 }
+                fds[n++] = fd;
         }
         return n;
 }
@@ -723,6 +816,8 @@ int cgroup_attach(struct cgroup *cg, pid_t pid)
         char val[24];
         snprintf(val, sizeof val, "%d", (int)pid);
         for (int i = 0; i < cg->sys->nhier; i++) {
+                if (!(cg->made & (1u << i)))
+                        continue;
                 int rc = group_write(cg, i, "cgroup.procs", val);
                 if (rc)
                         return rc;
@@ -737,8 +832,8 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
         memset(st, 0, sizeof *st);
         /* v2 has one directory, with cpu.stat even when the cpu controller is off */
         bool v2 = sys->version == CGROUP_V2;
-        int mem_h = v2 ? 0 : hier_of(sys, CG_MEMORY);
-        int pids_h = v2 ? 0 : hier_of(sys, CG_PIDS);
+        int mem_h = v2 ? 0 : group_hier(cg, CG_MEMORY);
+        int pids_h = v2 ? 0 : group_hier(cg, CG_PIDS);
         if (v2) {
                 stat_read(cg, 0, "cpu.stat", "usage_usec", &st->cpu_ns);
                 st->cpu_ns *= 1000;
@@ -752,7 +847,7 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
                 }
                 stat_read(cg, 0, "memory.events", "oom_kill", &st->oom_kills);
         } else {
-                stat_read(cg, hier_of(sys, CG_CPUACCT), "cpuacct.usage", NULL, &st->cpu_ns);
+                stat_read(cg, group_hier(cg, CG_CPUACCT), "cpuacct.usage", NULL, &st->cpu_ns);
                 stat_read(cg, mem_h, "memory.usage_in_bytes", NULL, &st->mem_bytes);
                 stat_read(cg, mem_h, "memory.max_usage_in_bytes", NULL, &st->mem_peak_bytes);
                 stat_read(cg, mem_h, "memory.oom_control", "oom_kill", &st->oom_kills);
@@ -832,9 +927,9 @@ int cgroup_kill(struct cgroup *cg)
         }
         /* freeze first so nothing forks between reading the pids and killing;
          * without a freezer the pids come from the first hierarchy */
-        int i = v2 ? 0 : hier_of(sys, CG_FREEZER);
+        int i = v2 ? 0 : group_hier(cg, CG_FREEZER);
         const struct freezer *fz = i < 0 ? NULL : v2 ? &freezer_v2 : &freezer_v1;
-        i = i < 0 ? 0 : i;
+        i = i < 0 ? group_first(cg) : i;
         bool frozen = fz && freeze(cg, i, fz);
         int rc = kill_pass(cg, i);
         if (fz)
@@ -911,7 +1006,10 @@ static int stale_names(const struct cgroup_sys *sys, int i, char (**names)[CG_NA
  * killed processes take a moment to leave, so rmdir is retried briefly. */
 static int reap_one(struct cgroup_sys *sys, const char *name)
 {
-        struct cgroup cg = {.sys = sys, .fd = -1, .live = (1u << sys->nhier) - 1};
+        unsigned all = 0;
+        for (int i = 0; i < sys->nhier; i++)
+                all |= sys->h[i].fd >= 0 ? 1u << i : 0; /* not a retired hierarchy */
+        struct cgroup cg = {.sys = sys, .fd = -1, .made = all, .live = all};
         snprintf(cg.name, sizeof cg.name, "%s", name);
         cgroup_kill(&cg);
         for (int t = 0; t < REAP_RMDIR_TRY; t++) {

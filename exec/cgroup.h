@@ -45,6 +45,16 @@ struct cgroup;
  * error: sandbox mode falls back to rlimits); *why explains for doctor. */
 int cgroup_sys_open(const char *root, const char *proc_self_cgroup, struct cgroup_sys **out,
                     char *why, size_t whylen);
+/* As cgroup_sys_open, without making and removing a group in each
+ * hierarchy to prove it writable: the first cgroup_create that uses a
+ * hierarchy proves it, and settles a refusal as the proof would have: a
+ * hierarchy other than memory's or pids' is left out from then on; for
+ * those two, cgroups are not used at all (version CGROUP_NONE, and that
+ * cgroup_create fails with -ENOTSUP having removed what it made). For a
+ * process that makes few groups, this saves a mkdir and an rmdir per
+ * hierarchy. */
+int cgroup_sys_open_unproven(const char *root, const char *proc_self_cgroup,
+                             struct cgroup_sys **out, char *why, size_t whylen);
 void cgroup_sys_free(struct cgroup_sys *sys);
 enum cgroup_version cgroup_sys_version(const struct cgroup_sys *sys);
 unsigned cgroup_sys_controllers(const struct cgroup_sys *sys);
@@ -57,11 +67,20 @@ int cgroup_sys_reap_stale(struct cgroup_sys *sys);
 /* Creates group `name` (unique per execution) with `lim` applied. */
 int cgroup_create(struct cgroup_sys *sys, const char *name, const struct cgroup_limits *lim,
                   struct cgroup **out, char *err, size_t errlen);
+/* The same, on v1 only in the hierarchies of the controllers in `ctl`
+ * (CG_* bits): a group that needs no freezer or no cpu bandwidth saves its
+ * mkdir, join and rmdir there. v2 has one directory for all controllers. */
+int cgroup_create_with(struct cgroup_sys *sys, const char *name, unsigned ctl,
+                       const struct cgroup_limits *lim, struct cgroup **out, char *err,
+                       size_t errlen);
 /* Writes `lim` (a zero field leaves that limit unset). Groups can be made
  * ahead of time without limits and given them when put to use. */
 int cgroup_set_limits(struct cgroup *cg, const struct cgroup_limits *lim, char *err, size_t errlen);
-/* Opens the group's cgroup.procs in every hierarchy (write-only), so that a
- * child can move itself in by writing "0". Returns how many, or -errno. */
+/* Opens, in every hierarchy of the group, the file through which a child
+ * moves itself in by writing "0" (write-only): on v1 `tasks`, which moves
+ * the writing thread without the global lock whose first use after a quiet
+ * spell waits for an RCU grace period, so the child must be
+ * single-threaded; on v2 cgroup.procs. Returns how many, or -errno. */
 int cgroup_procs_fds(const struct cgroup *cg, int *fds, int max);
 /* v2: an O_DIRECTORY fd for clone3(CLONE_INTO_CGROUP); -1 on v1. */
 int cgroup_fd(const struct cgroup *cg);

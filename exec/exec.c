@@ -46,6 +46,12 @@
 #define NOBODY_ID     65534u /* host id for sandboxes of root-owned workspaces */
 #define EXIT_GRACE_MS 200    /* wait for pipes after the init is gone */
 
+/* The v1 hierarchies an execution is made in. A sandbox needs no freezer:
+ * its init's death ends every process of its pid namespace. Local mode
+ * sets no cpu bandwidth limit. */
+#define CG_FOR_SANDBOX (CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUACCT)
+#define CG_FOR_LOCAL   (CG_MEMORY | CG_PIDS | CG_CPUACCT | CG_FREEZER)
+
 struct clone_args_v2 {
         uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
             set_tid_size, cgroup;
@@ -314,9 +320,10 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         if (o == NULL || !o->no_cgroups) {
                 snprintf(selfcg, sizeof(selfcg), "%s/self/cgroup",
                          o != NULL && o->proc_root ? o->proc_root : "/proc");
-                rc =
-                    cgroup_sys_open(o != NULL && o->cgroup_root ? o->cgroup_root : "/sys/fs/cgroup",
-                                    selfcg, &eng->cg, why, sizeof(why));
+                /* The first group proves the hierarchies (see child_new). */
+                rc = cgroup_sys_open_unproven(o != NULL && o->cgroup_root ? o->cgroup_root
+                                                                          : "/sys/fs/cgroup",
+                                              selfcg, &eng->cg, why, sizeof(why));
                 if (rc < 0 || cgroup_sys_version(eng->cg) == CGROUP_NONE) {
                         cgroup_sys_free(eng->cg);
                         eng->cg = NULL;
@@ -886,8 +893,6 @@ static void plan_ids(struct sandbox_plan *p)
 
 struct child_fds {
         int ctl[2], status[2], out[2], err[2], in[2];
-        int procs[SANDBOX_MAX_PROCS_FDS];
-        int nprocs;
 };
 
 static void close_fd(int *fd)
@@ -905,26 +910,59 @@ static void close_child_fds(struct child_fds *f)
 
         for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
                 close_fd(all[i]);
-        for (i = 0; i < (size_t)f->nprocs; i++)
-                close_fd(&f->procs[i]);
-        f->nprocs = 0;
 }
 
-static int open_child_fds(struct exec *e, struct child_fds *f)
+static int open_child_fds(struct child_fds *f)
 {
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
             pipe2(f->status, O_CLOEXEC) != 0 || pipe2(f->out, O_CLOEXEC) != 0 ||
             pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->in, O_CLOEXEC) != 0)
                 return -errno;
-        if (e->cg != NULL && cgroup_fd(e->cg) < 0) {
-                f->nprocs = cgroup_procs_fds(e->cg, f->procs, SANDBOX_MAX_PROCS_FDS);
-                if (f->nprocs < 0) {
-                        int rc = f->nprocs;
-                        f->nprocs = 0;
-                        return rc;
-                }
-        }
         return 0;
+}
+
+/* The execution's cgroup, if the engine uses cgroups. */
+static int make_group(struct exec_engine *eng, struct exec *e, char *err, size_t errlen)
+{
+        /* Unique per process, not per engine: names are global. */
+        static uint64_t next_cg;
+        char name[64];
+        int rc;
+
+        if (eng->cg == NULL)
+                return 0;
+        snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), ++next_cg);
+        rc = cgroup_create_with(eng->cg, name,
+                                e->iso == EXEC_SANDBOX ? CG_FOR_SANDBOX : CG_FOR_LOCAL, NULL,
+                                &e->cg, err, errlen);
+        if (rc < 0 && cgroup_sys_version(eng->cg) == CGROUP_NONE) {
+                /* The host refused the first group: rlimits alone, as when
+                 * no usable hierarchy was found. */
+                cgroup_sys_free(eng->cg);
+                eng->cg = NULL;
+                rc = 0;
+        }
+        return rc;
+}
+
+/* Lets the child go, with the files it joins its v1 cgroup through. */
+static int release_child(struct exec *e, int ctl, char *err, size_t errlen)
+{
+        int fds[SANDBOX_MAX_PROCS_FDS];
+        int n = 0, rc;
+
+        if (e->cg != NULL && cgroup_fd(e->cg) < 0)
+                n = cgroup_procs_fds(e->cg, fds, SANDBOX_MAX_PROCS_FDS);
+        if (n < 0) {
+                snprintf(err, errlen, "cannot open the execution's cgroup: %s", strerror(-n));
+                return n;
+        }
+        rc = sandbox_release(ctl, fds, (unsigned)n);
+        while (n-- > 0)
+                close(fds[n]);
+        if (rc < 0)
+                snprintf(err, errlen, "cannot release the child: %s", strerror(-rc));
+        return rc;
 }
 
 static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
@@ -992,11 +1030,14 @@ static int start_handles(struct exec *e, struct child_fds *f)
 static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t uid, uint32_t gid,
                      struct exec **out, char *err, size_t errlen)
 {
-        struct child_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1}, 0};
+        struct child_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
         struct sandbox_plan plan;
-        char name[64];
         struct exec *e = calloc(1, sizeof(*e));
-        int rc, i;
+        /* v2 needs the group at clone (CLONE_INTO_CGROUP); on v1 the child
+         * joins from inside once released, so the group is made while the
+         * child starts up. */
+        bool group_first = eng->cg != NULL && cgroup_sys_version(eng->cg) == CGROUP_V2;
+        int rc;
 
         if (e == NULL)
                 return -ENOMEM;
@@ -1006,14 +1047,9 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
         e->gid = gid;
         e->pidfd = -1;
         e->ctl_fd = -1;
-        if (eng->cg != NULL) {
-                /* Unique per process, not per engine: names are global. */
-                static uint64_t next_cg;
-                snprintf(name, sizeof(name), "proctor-%d-%" PRIu64, getpid(), ++next_cg);
-                if ((rc = cgroup_create(eng->cg, name, NULL, &e->cg, err, errlen)) < 0)
-                        goto fail;
-        }
-        if ((rc = open_child_fds(e, &f)) < 0) {
+        if (group_first && (rc = make_group(eng, e, err, errlen)) < 0)
+                goto fail;
+        if ((rc = open_child_fds(&f)) < 0) {
                 snprintf(err, errlen, "cannot create the execution's pipes: %s", strerror(-rc));
                 goto fail;
         }
@@ -1026,9 +1062,6 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
         plan.stdin_fd = f.in[0];
         plan.stdout_fd = f.out[1];
         plan.stderr_fd = f.err[1];
-        for (i = 0; i < f.nprocs; i++)
-                plan.procs_fds[i] = f.procs[i];
-        plan.nprocs_fds = (unsigned)f.nprocs;
         plan_ids(&plan);
 
         e->pid = do_clone(e, &plan, &e->pidfd);
@@ -1039,18 +1072,17 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
                          plan.isolate ? "sandbox namespaces" : "child process", strerror(-rc));
                 goto fail;
         }
-        /* The child waits for one byte: its ids must be mapped first. */
+        /* The child waits for its release: its ids must be mapped first. */
         rc = plan.isolate ? write_id_maps(e->pid, uid, gid) : 0;
         if (rc < 0) {
                 snprintf(err, errlen, "cannot map ids into the sandbox's user namespace: %s",
                          strerror(-rc));
                 goto fail_child;
         }
-        if (write(f.ctl[0], "g", 1) != 1) {
-                rc = -errno;
-                snprintf(err, errlen, "cannot release the child: %s", strerror(errno));
+        if (!group_first && (rc = make_group(eng, e, err, errlen)) < 0)
                 goto fail_child;
-        }
+        if ((rc = release_child(e, f.ctl[0], err, errlen)) < 0)
+                goto fail_child;
         e->ctl_fd = f.ctl[0];
         f.ctl[0] = -1;
         if ((rc = start_handles(e, &f)) < 0) {

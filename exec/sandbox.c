@@ -586,34 +586,85 @@ static void close_except(int *keep, unsigned n)
 
 static void keep_plan_fds(const struct sandbox_plan *p)
 {
-        int keep[8 + SANDBOX_MAX_PROCS_FDS];
-        unsigned n = 0, i;
+        int keep[5] = {p->ctl_fd, p->status_fd, p->stdin_fd, p->stdout_fd, p->stderr_fd};
 
-        keep[n++] = p->ctl_fd;
-        keep[n++] = p->status_fd;
-        keep[n++] = p->stdin_fd;
-        keep[n++] = p->stdout_fd;
-        keep[n++] = p->stderr_fd;
-        for (i = 0; i < p->nprocs_fds; i++)
-                keep[n++] = p->procs_fds[i];
-        close_except(keep, n);
+        close_except(keep, 5);
 }
 
-/* Joins the execution's cgroup from the inside: a v1 migration waits for an
- * RCU grace period (milliseconds), which must stall this child, not the
- * supervisor's loop. */
-static void join_cgroup(const struct sandbox_plan *p)
+union join_cmsg {
+        char buf[CMSG_SPACE(SANDBOX_MAX_PROCS_FDS * sizeof(int))];
+        struct cmsghdr align;
+};
+
+int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
+{
+        union join_cmsg cm;
+        struct iovec iov = {.iov_base = "g", .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        ssize_t w;
+
+        if (n > SANDBOX_MAX_PROCS_FDS)
+                return -E2BIG;
+        if (n > 0) {
+                struct cmsghdr *c;
+                memset(&cm, 0, sizeof(cm));
+                mh.msg_control = cm.buf;
+                mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(n * sizeof(int));
+                memcpy(CMSG_DATA(c), join_fds, n * sizeof(int));
+        }
+        do
+                w = sendmsg(ctl_fd, &mh, MSG_NOSIGNAL);
+        while (w < 0 && errno == EINTR);
+        return w == 1 ? 0 : w < 0 ? -errno : -EIO;
+}
+
+/* Child side of sandbox_release: false when the parent closed the socket
+ * instead (it died or no longer needs this child). */
+static bool wait_release(const struct sandbox_plan *p, int *join_fds, unsigned *n)
+{
+        union join_cmsg cm;
+        char go;
+        struct iovec iov = {.iov_base = &go, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cm.buf,
+                            .msg_controllen = sizeof(cm.buf)};
+        struct cmsghdr *c;
+        ssize_t got;
+
+        do
+                got = recvmsg(p->ctl_fd, &mh, MSG_CMSG_CLOEXEC);
+        while (got < 0 && errno == EINTR);
+        *n = 0;
+        if (got != 1)
+                return false;
+        for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                *n = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                memcpy(join_fds, CMSG_DATA(c), *n * sizeof(int));
+        }
+        return true;
+}
+
+/* Joins the execution's cgroup from the inside, so that whatever the
+ * migration waits for stalls this child, not the supervisor's loop. */
+static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n)
 {
         unsigned i;
 
-        for (i = 0; i < p->nprocs_fds; i++) {
-                if (write(p->procs_fds[i], "0", 1) != 1)
+        for (i = 0; i < n; i++) {
+                if (write(fds[i], "0", 1) != 1)
                         setup_fail(p, "join cgroup");
-                close(p->procs_fds[i]);
+                close(fds[i]);
         }
         /* The cgroup namespace made at clone is rooted where the child was
          * born; root a new one at the execution's own group. */
-        if (p->isolate && p->nprocs_fds > 0 && unshare(CLONE_NEWCGROUP) != 0)
+        if (p->isolate && n > 0 && unshare(CLONE_NEWCGROUP) != 0)
                 setup_fail(p, "cgroup namespace");
 }
 
@@ -804,8 +855,9 @@ void sandbox_child(const struct sandbox_plan *p)
 {
         struct sandbox_request r;
         int keep_status[1] = {p->status_fd};
+        int join[SANDBOX_MAX_PROCS_FDS];
+        unsigned njoin;
         int self = -1;
-        char go;
         pid_t cmd;
         int st;
 
@@ -822,7 +874,7 @@ void sandbox_child(const struct sandbox_plan *p)
         keep_plan_fds(p);
         /* The parent holds the only other end: EOF means it died or no
          * longer needs this child. */
-        if (read(p->ctl_fd, &go, 1) != 1)
+        if (!wait_release(p, join, &njoin))
                 _exit(125);
         if (setsid() < 0)
                 setup_fail(p, "setsid");
@@ -841,7 +893,7 @@ void sandbox_child(const struct sandbox_plan *p)
                  * the parent died in between, the request socket says so. */
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
         }
-        join_cgroup(p);
+        join_cgroup(p, join, njoin);
         if (p->isolate)
                 build_base(p, self);
         send_msg(p->status_fd, SANDBOX_MSG_WAITING, 0, 0, NULL);

@@ -43,18 +43,16 @@ struct sandbox_msg {
         char text[160];
 };
 
-#define SANDBOX_MAX_PROCS_FDS 5
+#define SANDBOX_MAX_PROCS_FDS 5 /* cgroup files a child joins through */
 
 /* What the child needs from birth, computed by the parent before clone. */
 struct sandbox_plan {
         bool isolate; /* false: local mode, only the init and the command */
         const struct sandbox_host *host;
         const struct seccomp_policy *seccomp;
-        int ctl_fd;    /* socket: one release byte, then the request */
+        int ctl_fd;    /* socket: the release (see sandbox_release), then the request */
         int status_fd; /* struct sandbox_msg out */
         int stdin_fd, stdout_fd, stderr_fd;
-        int procs_fds[SANDBOX_MAX_PROCS_FDS]; /* cgroup.procs files to join */
-        unsigned nprocs_fds;
         uint32_t uid, gid; /* inside the sandbox */
         bool switch_ids;   /* created by root: take uid/gid, drop groups */
         char passwd[256];  /* /etc/passwd and /etc/group for uid/gid */
@@ -81,6 +79,11 @@ __attribute__((noreturn)) void sandbox_child(const struct sandbox_plan *p);
 /* Parent side: sends the request over ctl_fd (with ws_tree_fd attached).
  * 0 or -errno. */
 int sandbox_request_send(int ctl_fd, const struct sandbox_request *r);
+
+/* Lets the child go on once its ids are mapped, handing it the cgroup
+ * files it joins through (cgroup_procs_fds; n may be 0), so that the
+ * group can be made while the child starts up. 0 or -errno. */
+int sandbox_release(int ctl_fd, const int *join_fds, unsigned n);
 
 /* Flags (noexec, atime) that a bind of `path` made in a user namespace
  * keeps locked, so a remount must repeat them. */

@@ -30,8 +30,9 @@ cat >"$work/long.jsonl" <<'EOF'
 {"content": "The runaway was stopped; the build itself is fine."}
 EOF
 
-start() { # NAME COLSxROWS COMMAND
-        $T new-session -d -s "$1" -x "${2%x*}" -y "${2#*x}" "cd '$work/ws' && $3; sleep 60"
+start() { # NAME COLSxROWS COMMAND (in a 256-colour terminal)
+        $T new-session -d -s "$1" -x "${2%x*}" -y "${2#*x}" \
+                "cd '$work/ws' && TERM=tmux-256color $3; sleep 60"
 }
 wait_for() { # NAME REGEX
         local i
@@ -55,7 +56,7 @@ shot() { # NAME FILE COLSxROWS
         chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
                 --disable-background-networking --disable-component-update --disable-sync \
                 --user-data-dir="$work/chrome" --hide-scrollbars \
-                --window-size=$((cols * 9 + 16)),$((rows * 17 + 16)) \
+                --window-size=$((cols * 843 / 100 + 17)),$((rows * 17 + 16)) \
                 --screenshot="$out/$2.png" "file://$work/$2.html" >/dev/null 2>&1
         echo "screenshots: $out/$2.png"
 }
@@ -84,6 +85,10 @@ shot run killed-runaway 160x48
 $T send-keys -t run '?'
 wait_for run "keys \(any key closes\)"
 shot run help 160x48
+$T send-keys -t run x Tab Tab End Enter
+wait_for run "execution #3"
+shot run detail-execution 160x48
+$T send-keys -t run Escape
 
 # the light theme, and the narrow layout
 start light 160x48 "$proctor --theme light --mode local --model script:$work/long.jsonl"

@@ -151,6 +151,30 @@ static void mark_rows(struct app *a, enum pane p, int y, int h, long item)
                         a->hit[p][y] = item;
 }
 
+/* "ok", "error", or how its execution ended when not by itself
+ * ("cpu_limit", "killed", "timeout"...). */
+static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
+{
+        long k;
+
+        if (c->state != VM_CALL_RUNNING && c->nexecs > 0) {
+                k = viewmodel_exec_find(a->vm, c->exec_ids[c->nexecs - 1]);
+                if (k >= 0) {
+                        const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)k);
+                        switch (e->state) {
+                        case VM_EXEC_CREATING:
+                        case VM_EXEC_RUNNING:
+                        case VM_EXEC_EXITED:
+                        case VM_EXEC_SIGNALED:
+                                break;
+                        default: /* a limit, a kill, a setup failure */
+                                return viewmodel_exec_state_name(e->state);
+                        }
+                }
+        }
+        return viewmodel_call_state_name(c->state);
+}
+
 void draw_tools(struct app *a, const struct layout_rect *r)
 {
         long n = (long)viewmodel_ncalls(a->vm), i;
@@ -173,7 +197,7 @@ void draw_tools(struct app *a, const struct layout_rect *r)
                 if (sel)
                         draw_fill(a, y, x + 1, w - 2, THEME_SELECTION);
                 draw_put(a, y, x + 1, 2, role, mark);
-                snprintf(line, sizeof(line), "%-7s %s", d, viewmodel_call_state_name(c->state));
+                snprintf(line, sizeof(line), "%-7s %s", d, call_outcome(a, c));
                 draw_put(a, y, x + w - 19, 18, role, line);
                 draw_put_untrusted(a, y, x + 3, w - 23, sel ? THEME_SELECTION : THEME_TEXT,
                                    c->summary, strlen(c->summary));

@@ -31,7 +31,8 @@ expect_screen a "bash: echo host" "tool calls appear"
 expect_screen a "cpu +[0-9]+% +▁" "executions show live CPU with a graph" 20
 expect_screen a "mem [0-9]+[BKM]/512M +▁" "executions show memory against its limit" 20
 expect_screen a "pids [0-9]+/128 +▁" "executions show pids against the limit" 20
-expect_screen a "cpu_limit" "the runaway ends at the CPU limit" 30
+expect_screen a "#[0-9]+ cpu_limit" "the runaway ends at the CPU limit" 30
+expect_screen a "bash: echo spinning.* [0-9.]+m?s +cpu_limit" "the tool call shows how its execution ended"
 expect_screen a "session completed" "the session completes" 30
 $T send-keys -t a m
 expect_screen a "mode is fixed" "m after the start says the mode is locked"
@@ -51,6 +52,7 @@ $T send-keys -t b k
 expect_screen b "Kill execution #1 \(bash: echo slow-started" "the confirmation names the execution"
 $T send-keys -t b y
 expect_screen b "#1 killed" "the execution shows killed" 5
+expect_screen b "bash: echo slow-started.* killed" "the tool call shows it was killed"
 if pgrep -f "slow-started; sleep 60" >/dev/null; then fail "the killed sandbox's process survived"; else pass; fi
 expect_screen b "After the slow one" "the session goes on after the kill"
 $T send-keys -t b q

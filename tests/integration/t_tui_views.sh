@@ -94,6 +94,23 @@ expect_screen z "\[x\] sandbox" "keys work after resuming"
 $T send-keys -t z q
 expect_screen z "^shell>$" "q after resuming gives the shell back"
 
+# every way out gives the terminal back: SIGINT and SIGHUP wind down, a
+# crash (SIGSEGV, SIGABRT) restores the screen and dies of the signal
+for sig in INT HUP SEGV ABRT; do
+        start "k$sig" 100x30 "$PROCTOR"
+        expect_screen "k$sig" "Where should this session's tools run" "started for SIG$sig"
+        pid=$(pgrep -P "$($T display -p -t "k$sig" '#{pane_pid}')" -x proctor)
+        kill -"$sig" "$pid"
+        case $sig in
+        SEGV) want="EXITED 139" ;;
+        ABRT) want="EXITED 134" ;;
+        *) want="EXITED 0" ;;
+        esac
+        expect_screen "k$sig" "$want" "SIG$sig ends the supervisor ($want)"
+        check "SIG$sig left no alternate screen" sh -c "! $T display -p -t k$sig '#{alternate_on}' | grep -q 1"
+        check "SIG$sig left the cursor visible" sh -c "$T display -p -t k$sig '#{cursor_flag}' | grep -q 1"
+done
+
 # colour depth: from the terminal description, the nearest colours
 start tc 120x40 "TERM=xterm-direct COLORTERM=truecolor $PROCTOR"
 expect_screen tc "Where should this session's tools run" "drawn in a direct-colour terminal"

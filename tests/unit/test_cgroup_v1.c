@@ -698,6 +698,62 @@ static void test_fake_comounted_cpu_cpuacct(void **state)
         cgroup_sys_free(sys);
 }
 
+/* Opened unproven, the first group settles what the probe would have: a
+ * hierarchy that refuses it is left out; without memory, no cgroups. */
+static void test_fake_unproven_settles_refusals(void **state)
+{
+        const char *top = *state;
+        char root[64], why[512], err[256], path[256];
+        snprintf(root, sizeof root, "%s/cg", top);
+        const char *dirs[] = {"cg", "cg/memory", "cg/pids", "cg/cpuacct", "cg/freezer"};
+        for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+                snprintf(path, sizeof path, "%s/%s", top, dirs[k]);
+                assert_int_equal(mkdir(path, 0755), 0);
+        }
+        put(top, ".", "self", "6:freezer:/\n2:cpuacct:/\n4:memory:/\n8:pids:/\n");
+        snprintf(path, sizeof path, "%s/self", top);
+        struct cgroup_sys *sys = NULL;
+        struct cgroup *cg = NULL;
+        assert_int_equal(cgroup_sys_open_unproven(root, path, &sys, why, sizeof why), 0);
+        assert_int_equal(cgroup_sys_controllers(sys),
+                         CG_MEMORY | CG_PIDS | CG_CPUACCT | CG_FREEZER);
+        /* nothing was made to prove them */
+        char mem[96], acct[96], probe[64];
+        snprintf(mem, sizeof mem, "%s/memory", root);
+        snprintf(acct, sizeof acct, "%s/cpuacct", root);
+        snprintf(probe, sizeof probe, "proctor-%d-probe", (int)getpid());
+        assert_false(dir_exists(mem, probe));
+        /* the freezer hierarchy goes away under proctor: it refuses */
+        snprintf(path, sizeof path, "%s/freezer", root);
+        assert_int_equal(rmdir(path), 0);
+        if (cgroup_create_with(sys, "proctor-42-1", CG_MEMORY | CG_PIDS | CG_FREEZER, NULL, &cg,
+                               err, sizeof err))
+                fail_msg("create: %s", err);
+        assert_int_equal(cgroup_sys_controllers(sys), CG_MEMORY | CG_PIDS | CG_CPUACCT);
+        assert_true(dir_exists(mem, "proctor-42-1"));
+        /* not asked for: not made */
+        assert_false(dir_exists(acct, "proctor-42-1"));
+        int fds[5];
+        int n = cgroup_procs_fds(cg, fds, 5);
+        assert_int_equal(n, 2);
+        while (n-- > 0)
+                close(fds[n]);
+        assert_int_equal(cgroup_destroy(cg), 0);
+        cgroup_sys_free(sys);
+
+        /* memory refusing means no cgroups at all, and nothing left made */
+        snprintf(path, sizeof path, "%s/self", top);
+        assert_int_equal(cgroup_sys_open_unproven(root, path, &sys, why, sizeof why), 0);
+        assert_int_equal(rmdir(mem), 0);
+        assert_int_equal(cgroup_create(sys, "proctor-42-2", NULL, &cg, err, sizeof err), -ENOTSUP);
+        assert_null(cg);
+        assert_int_equal(cgroup_sys_version(sys), CGROUP_NONE);
+        assert_non_null(strstr(err, "memory"));
+        snprintf(path, sizeof path, "%s/pids", root);
+        assert_false(dir_exists(path, "proctor-42-2"));
+        cgroup_sys_free(sys);
+}
+
 static void test_fake_without_pids_is_none(void **state)
 {
         const char *top = *state;
@@ -734,6 +790,8 @@ int main(void)
             T(test_destroy_busy_then_done),
             T(test_reap_stale_group),
             cmocka_unit_test_setup_teardown(test_fake_comounted_cpu_cpuacct, tmp_setup,
+                                            tmp_teardown),
+            cmocka_unit_test_setup_teardown(test_fake_unproven_settles_refusals, tmp_setup,
                                             tmp_teardown),
             cmocka_unit_test_setup_teardown(test_fake_without_pids_is_none, tmp_setup,
                                             tmp_teardown),

@@ -50,6 +50,13 @@ static void test_durations(void **state)
         assert_int_equal(v, 120000);
         assert_int_equal(units_parse_duration("1h", &v), 0);
         assert_int_equal(v, 3600000);
+        assert_int_equal(units_parse_duration("0.0004", &v), 0);
+        assert_int_equal(v, 0);
+        assert_int_equal(units_parse_duration("0.0015", &v), 0);
+        assert_int_equal(v, 2); /* 1.5 ms, halves up */
+        assert_int_equal(units_round(2.5), 3);
+        assert_int_equal(units_round(0.49999999999999994), 0);
+        assert_int_equal(units_round(9007199254740993.0), 9007199254740992ull);
         assert_int_equal(units_parse_duration("soon", &v), -EINVAL);
         assert_int_equal(units_parse_duration("5x", &v), -EINVAL);
         assert_int_equal(units_parse_uint("128", 1000, &v), 0);

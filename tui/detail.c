@@ -13,6 +13,7 @@
 
 #define DETAIL_LINES     50000 /* output lines kept for scrolling */
 #define DETAIL_ARG_ROWS  3     /* rows of a call's arguments */
+#define DETAIL_ARG_BYTES 4096  /* of which this much is laid out */
 #define DETAIL_EXEC_ROWS 4     /* executions listed under a call */
 #define DETAIL_WRAP_MAX  32    /* rows one output line may wrap into */
 
@@ -93,7 +94,7 @@ static int output_line(struct app *a, const char *line, int y, int x, int w, int
 {
         struct text_span spans[DETAIL_WRAP_MAX];
         size_t ns = text_wrap(line, w, spans, DETAIL_WRAP_MAX), k;
-        char piece[1024];
+        char piece[4096];
 
         if (ns == 0)
                 ns = 1; /* an empty line still takes a row */
@@ -182,12 +183,13 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
                 draw_put(a, y, x + w - 9, 9, draw_call_role(c->state), line);
         }
         y++;
-        args = text_sanitize(c->arguments, strlen(c->arguments), TEXT_TABS);
+        /* a few rows show: the head is enough, however big the arguments */
+        args = text_sanitize(c->arguments, strnlen(c->arguments, DETAIL_ARG_BYTES), TEXT_TABS);
         if (args != NULL) {
                 ns = text_wrap(args, w - 10, spans, DETAIL_ARG_ROWS);
                 draw_put(a, y, x, 10, THEME_TEXT_DIM, "arguments");
                 for (k = 0; k < ns && k < DETAIL_ARG_ROWS; k++) {
-                        char piece[1024];
+                        char piece[4096];
                         snprintf(piece, sizeof(piece), "%.*s%s", (int)spans[k].len,
                                  args + spans[k].start,
                                  k + 1 == DETAIL_ARG_ROWS && ns > DETAIL_ARG_ROWS ? " …" : "");

@@ -52,7 +52,7 @@ static attr_t attrs_of(struct app *a, enum theme_role r)
 
 void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char *safe)
 {
-        char buf[1024];
+        char buf[4096]; /* a full row of 4-byte characters on a wide terminal */
 
         if (w <= 0 || y < 0 || y >= LINES)
                 return;

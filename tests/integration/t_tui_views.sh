@@ -13,6 +13,20 @@ cat >"$WORK/s/stream.jsonl" <<'EOF'
 {"content": "Stream done."}
 EOF
 echo '{"content": "quick answer"}' >"$WORK/s/quick.jsonl"
+cat >"$WORK/s/wide.jsonl" <<'EOF'
+{"content": "Wide and broken text.", "tool_calls": [{"name": "bash", "arguments": {"command": "printf '\\345\\267\\245\\345\\205\\267 wide-start \\377\\376 wide-end\\n'"}}]}
+{"content": "done with wide"}
+EOF
+# cols NAME REGEX: the display width of the first screen row matching REGEX
+# (East Asian wide and fullwidth characters take two columns)
+cols() {
+        screen "$1" | python3 -c '
+import sys, re, unicodedata
+for line in sys.stdin.read().splitlines():
+    if re.search(sys.argv[1], line):
+        print(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line))
+        break' "$2"
+}
 
 # the detail view of a running call follows its output as it streams
 start a 160x48 "$PROCTOR --mode sandbox --model script:$WORK/s/stream.jsonl"
@@ -93,6 +107,22 @@ $T send-keys -t z m
 expect_screen z "\[x\] sandbox" "keys work after resuming"
 $T send-keys -t z q
 expect_screen z "^shell>$" "q after resuming gives the shell back"
+
+# wide characters and invalid UTF-8: replaced, and the columns still line up
+start w 160x48 "$PROCTOR --model script:$WORK/s/wide.jsonl"
+$T send-keys -t w "go" Enter
+expect_screen w "done with wide" "the wide-text session completes"
+$T send-keys -t w Tab Enter
+expect_screen w "│ 工具 wide-start �� wide-end" "wide characters shown, invalid bytes replaced"
+expect_eq "the row with wide characters keeps the frame's width" 160 "$(cols w "wide-start")"
+expect_eq "its right border is in place" "│" "$(screen w | grep "wide-start" | head -1 | grep -o ".$")"
+$T send-keys -t w Escape
+sleep 0.2
+$T send-keys -t w Tab
+expect_screen w "bash: printf" "back on the panes"
+expect_eq "the tool calls row keeps the frame's width" 160 "$(cols w "bash: printf")"
+$T send-keys -t w q
+expect_screen w "EXITED 0" "quit after wide text"
 
 # every way out gives the terminal back: SIGINT and SIGHUP wind down, a
 # crash (SIGSEGV, SIGABRT) restores the screen and dies of the signal

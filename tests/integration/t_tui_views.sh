@@ -108,6 +108,23 @@ expect_screen z "\[x\] sandbox" "keys work after resuming"
 $T send-keys -t z q
 expect_screen z "^shell>$" "q after resuming gives the shell back"
 
+# the demo in local mode: processes, not sandboxes; the runaway killed by hand
+start l 160x48 "$PROCTOR"
+expect_screen l "\[x\] local" "the demo starts from local mode"
+$T send-keys -t l "tour please" Enter
+expect_screen l "LOCAL \(not isolated\)" "the header warns: local"
+expect_screen l "processes" "local mode lists processes"
+expect_screen l "bash: echo host" "the demo's tool calls appear in local mode"
+expect_screen l "bash: echo spinning.* running" "the demo's runaway runs locally" 20
+$T send-keys -t l k
+expect_screen l "Kill execution #[0-9]+ \(bash: echo spinning" "kill asks in local mode too"
+$T send-keys -t l y
+expect_screen l "#[0-9]+ killed" "the local runaway shows killed"
+if pgrep -f "echo spinning; while" >/dev/null; then fail "the killed local process survived"; else pass; fi
+expect_screen l "LOCAL \(not isolated\) +completed" "the local demo completes" 20
+$T send-keys -t l q
+expect_screen l "EXITED 0" "quit after the local demo"
+
 # wide characters and invalid UTF-8: replaced, and the columns still line up
 start w 160x48 "$PROCTOR --model script:$WORK/s/wide.jsonl"
 $T send-keys -t w "go" Enter

@@ -266,8 +266,10 @@ static void draw_header(struct app *a)
         }
         if (vs != NULL && a->screen == SCREEN_LIVE) {
                 fmt_ms(el, sizeof(el), vs->elapsed_ms);
+                /* a replay shows the recorded session's state */
                 snprintf(line, sizeof(line), "%s  %s  turn %lld/%lld  tokens %llu/%llu  %s",
-                         a->busy           ? "running"
+                         a->replay         ? viewmodel_session_state_name(vs->state)
+                         : a->busy         ? "running"
                          : a->last != NULL ? a->last
                                            : "idle",
                          el, (long long)vs->turn, (long long)vs->max_turns,

@@ -125,6 +125,33 @@ expect_screen l "LOCAL \(not isolated\) +completed" "the local demo completes" 2
 $T send-keys -t l q
 expect_screen l "EXITED 0" "quit after the local demo"
 
+# replay: pause holds the view still, s steps one event at a time
+cat >"$WORK/s/paced.jsonl" <<'EOF'
+{"content": "First a pause.", "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 2; echo paced-one"}}]}
+{"content": "Then another.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo paced-two"}}]}
+{"content": "paced done"}
+EOF
+"$PROCTOR" run --model "script:$WORK/s/paced.jsonl" --trace "$WORK/paced.jsonl" "pace" >/dev/null 2>&1
+start r 160x48 "$PROCTOR replay --speed 0.5 $WORK/paced.jsonl"
+expect_screen r "REPLAY +running" "the replay starts, showing the recorded state"
+expect_screen r "bash: sleep 2; echo pace" "the replayed call shows"
+$T send-keys -t r Space
+expect_screen r "REPLAY paused" "space pauses the replay"
+sleep 4.5 # at half speed the next call would be on screen by now
+check "paused, the replay holds still" sh -c "! $T capture-pane -p -t r | grep -q 'echo paced-two'"
+for i in $(seq 40); do
+        screen r | grep -q "echo paced-two" && break
+        $T send-keys -t r s
+        sleep 0.05
+done
+expect_screen r "bash: echo paced-two" "s steps through the recorded events"
+check "stepping does not run the rest at once" sh -c "! $T capture-pane -p -t r | grep -q 'paced done'"
+$T send-keys -t r Space
+expect_screen r "paced done" "space resumes to the end" 10
+expect_screen r "REPLAY +completed" "the replay ends in the recorded final state"
+$T send-keys -t r q
+expect_screen r "EXITED 0" "quit the paced replay"
+
 # wide characters and invalid UTF-8: replaced, and the columns still line up
 start w 160x48 "$PROCTOR --model script:$WORK/s/wide.jsonl"
 $T send-keys -t w "go" Enter

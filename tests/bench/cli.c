@@ -5,8 +5,9 @@
  * bare /bin/true for reference. Every run must exit 0.
  * Usage: cli [-n RUNS] [-w WARMUP] [-S PAUSE_MS] [-p PROCTOR] [-W WORKSPACE]
  * -S sleeps PAUSE_MS before every run, untimed, as when a person or a script
- *    runs one command now and then: on cgroup v1 the first move into a
- *    cgroup after a quiet spell waits for a fresh RCU grace period. */
+ *    runs one command now and then: on cgroup v1 the first move through
+ *    cgroup.procs after a quiet spell waits for a fresh RCU grace period
+ *    (proctor joins through tasks, which does not; this checks it). */
 #include <getopt.h>
 
 #include "tests/bench/bench.h"

@@ -89,9 +89,10 @@ static void settle_done(uv_timer_t *t)
 }
 
 /* Runs the loop for `ms` without timing anything: the pause between two
- * tool calls, in which a prewarmed engine refills its pool. Note that on
- * cgroup v1 a pause longer than an RCU grace period makes the next move
- * into a cgroup wait for a fresh grace period (milliseconds). */
+ * tool calls, in which a prewarmed engine refills its pool. On cgroup v1 a
+ * move through cgroup.procs after such a pause waits for a fresh RCU grace
+ * period (milliseconds); proctor's children join through tasks, which does
+ * not, and the paused variants show it. */
 static void settle(struct ctx *cx, uint64_t ms)
 {
         uv_timer_t t;

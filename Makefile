@@ -87,7 +87,7 @@ build/asan/tests/%: tests/unit/%.c build/asan/libproctor.a
 
 build/bench/%: tests/bench/%.c build/libproctor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory format-check

@@ -2,7 +2,9 @@
  * sandbox` against bwrap with equivalent mounts, each a fresh process,
  * interleaved round-robin (the starting variant rotates every run), with
  * `proctor exec --mode local`, `proctor --version` (startup alone) and a
- * bare /bin/true for reference. Every run must exit 0.
+ * bare /bin/true for reference, and the floor (tests/bench/floor.c): the
+ * same namespaces and mounts as bwrap's with nothing else, the kernel work
+ * any such sandbox pays. Every run must exit 0.
  * Usage: cli [-n RUNS] [-w WARMUP] [-S PAUSE_MS] [-p PROCTOR] [-W WORKSPACE]
  * -S sleeps PAUSE_MS before every run, untimed, as when a person or a script
  *    runs one command now and then: on cgroup v1 the first move through
@@ -12,7 +14,7 @@
 
 #include "tests/bench/bench.h"
 
-enum { V_SANDBOX, V_BWRAP, V_LOCAL, V_VERSION, V_BARE, NV };
+enum { V_SANDBOX, V_BWRAP, V_FLOOR, V_LOCAL, V_VERSION, V_BARE, NV };
 
 static void print_row(const struct bench_series *s, double bare, double bwrap)
 {
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
         static char *true_argv[] = {"/bin/true", NULL};
         char tmpl[] = "/tmp/proctor-bench-XXXXXX";
         const char *proctor = "./proctor";
-        char *ws = NULL, *bwrap, *proctor_abs;
+        char *ws = NULL, *bwrap, *proctor_abs, *floor_path, *self = realpath(argv[0], NULL);
         char *cmd[NV][48];
         struct bench_series s[NV];
         long runs = 100, warmup = 5, pause_ms = 0, r;
@@ -79,6 +81,9 @@ int main(int argc, char **argv)
                         bench_die("mkdtemp: %s", strerror(errno));
         }
         bwrap = bench_which("bwrap");
+        if (self == NULL ||
+            asprintf(&floor_path, "%.*s/floor", (int)(strrchr(self, '/') - self), self) < 0)
+                bench_die("cannot find the floor benchmark beside %s", argv[0]);
 
         {
                 char *sandbox[] = {proctor_abs, "exec", "--mode",    "sandbox", "--workspace",
@@ -86,20 +91,24 @@ int main(int argc, char **argv)
                 char *local[] = {proctor_abs, "exec", "--mode",    "local", "--workspace",
                                  ws,          "--",   "/bin/true", NULL};
                 char *version[] = {proctor_abs, "--version", NULL};
+                char *floor_cmd[] = {floor_path, ws, "/bin/true", NULL};
 
                 memcpy(cmd[V_SANDBOX], sandbox, sizeof(sandbox));
                 memcpy(cmd[V_LOCAL], local, sizeof(local));
                 memcpy(cmd[V_VERSION], version, sizeof(version));
+                memcpy(cmd[V_FLOOR], floor_cmd, sizeof(floor_cmd));
                 memcpy(cmd[V_BARE], true_argv, sizeof(true_argv));
                 if (bwrap != NULL)
                         bwrap_argv(cmd[V_BWRAP], bwrap, ws, true_argv);
         }
         series_init(&s[V_SANDBOX], "proctor exec --mode sandbox", (size_t)runs);
         series_init(&s[V_BWRAP], "bwrap --unshare-all", (size_t)runs);
+        series_init(&s[V_FLOOR], "floor: namespaces and mounts only", (size_t)runs);
         series_init(&s[V_LOCAL], "proctor exec --mode local", (size_t)runs);
         series_init(&s[V_VERSION], "proctor --version (startup only)", (size_t)runs);
         series_init(&s[V_BARE], "/bin/true", (size_t)runs);
         s[V_BWRAP].skipped = bwrap == NULL;
+        s[V_FLOOR].skipped = access(floor_path, X_OK) != 0;
 
         for (r = 0; r < warmup + runs; r++) {
                 for (i = 0; i < NV; i++) {
@@ -140,9 +149,15 @@ int main(int argc, char **argv)
         else
                 printf("- proctor exec --mode sandbox median <= 0.8x bwrap: SKIPPED (bwrap not "
                        "installed: apt-get install -y bubblewrap)\n");
+        if (bwrap != NULL && !s[V_FLOOR].skipped)
+                printf("- the floor (the namespaces and mounts alone) costs %.2fx bwrap; proctor "
+                       "exec spends %.0f us beyond it\n",
+                       series_median_us(&s[V_FLOOR]) / bw, sb - series_median_us(&s[V_FLOOR]));
         if (ws == tmpl)
                 rmdir(ws);
         free(proctor_abs);
         free(bwrap);
+        free(floor_path);
+        free(self);
         return 0;
 }

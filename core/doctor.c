@@ -91,7 +91,7 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
         bool mem = r->controllers & CG_MEMORY, pids = r->controllers & CG_PIDS;
         bool cpu = r->controllers & (CG_CPU | CG_CPUACCT);
         const char *cg = r->cgroup == CGROUP_V2 ? "cgroup v2" : "cgroup v1";
-        char m[96], p[96], c[96], sc[160];
+        char m[96], p[96], c[96], sh[128], sc[160];
 
         snprintf(m, sizeof(m), "%s",
                  mem ? (r->cgroup == CGROUP_V2 ? "cgroup v2 memory.max, swap 0"
@@ -102,17 +102,25 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
                       : "RLIMIT_NPROC (per user in the namespace)");
         snprintf(c, sizeof(c), "%s%s", cpu ? cg : "",
                  cpu ? " accounting + RLIMIT_CPU" : "RLIMIT_CPU (per process)");
+        snprintf(sh, sizeof(sh), "%s",
+                 r->controllers & CG_CPU
+                     ? (r->cgroup == CGROUP_V2
+                            ? "cgroup v2: one core at most (cpu.max), weighs 1/10 of a "
+                              "process (cpu.weight 10)"
+                            : "cgroup v1: one core at most (cfs quota), weighs 1/10 of a "
+                              "process (cpu.shares 102)")
+                     : "not limited (no cpu controller)");
         snprintf(sc, sizeof(sc), "allowlist: %u of %u %s syscalls blocked, foreign ABIs refused",
                  r->nabis > 0 ? r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].allowed + r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].abi : "native");
         return json_pack(
-            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
+            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
             r->userns == 0 ? "user, pid, mount, net, ipc, uts, cgroup" : "unavailable",
             "filesystem", "tmpfs root, read-only /usr and /etc allowlist, private /tmp and /proc",
             "network", r->userns == 0 ? "none (empty network namespace)" : "host", "seccomp",
             r->seccomp_rc == 0 ? sc : "unavailable", "memory", m, "processes", p, "cpu_time", c,
-            "wall_clock", "timer (kills the sandbox)", "stats",
+            "cpu_share", sh, "wall_clock", "timer (kills the sandbox)", "stats",
             r->cgroup != CGROUP_NONE ? "cgroup files" : "/proc of the command only");
 }
 

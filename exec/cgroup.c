@@ -30,6 +30,7 @@ enum {
         SKIP_OOM_GROUP = 1u << 2,
         SKIP_PEAK = 1u << 3,
         SKIP_KILL = 1u << 4,
+        SKIP_CPU_WEIGHT = 1u << 5,
 };
 
 /* Bounds on the only waits in this module (freeze, kill passes, reaping). */
@@ -643,8 +644,13 @@ static int apply_limits(struct cgroup *cg, const struct cgroup_limits *lim, char
                         size_t errlen)
 {
         bool v2 = cg->sys->version == CGROUP_V2;
-        char mem[24], pids[16], quota[32];
+        char mem[24], pids[16], quota[32], weight[16];
         snprintf(mem, sizeof mem, "%" PRIu64, lim->memory_bytes);
+        /* v1 shares: 1024 is a normal process, at least 2 */
+        snprintf(weight, sizeof weight, "%" PRIu32,
+                 v2                                 ? lim->cpu_weight
+                 : lim->cpu_weight * 1024 / 100 < 2 ? 2
+                                                    : lim->cpu_weight * 1024 / 100);
         snprintf(pids, sizeof pids, "%" PRIu32, lim->pids);
         snprintf(quota, sizeof quota, v2 ? "%" PRIu64 " 100000" : "%" PRIu64,
                  (uint64_t)lim->cpu_quota_pct * 1000);
@@ -661,6 +667,7 @@ static int apply_limits(struct cgroup *cg, const struct cgroup_limits *lim, char
             {lim->pids, CG_PIDS, "pids.max", pids, 0},
             {!v2 && lim->cpu_quota_pct, CG_CPU, "cpu.cfs_period_us", "100000", 0},
             {lim->cpu_quota_pct, CG_CPU, v2 ? "cpu.max" : "cpu.cfs_quota_us", quota, 0},
+            {lim->cpu_weight, CG_CPU, v2 ? "cpu.weight" : "cpu.shares", weight, SKIP_CPU_WEIGHT},
         };
         for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
                 if (!w[k].on)

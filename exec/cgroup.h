@@ -22,6 +22,11 @@ struct cgroup_limits {
         uint64_t memory_bytes;  /* 0: none; swap is always limited to 0 extra */
         uint32_t pids;          /* 0: none */
         uint32_t cpu_quota_pct; /* cpu bandwidth, 100 = one core; 0: none */
+        /* Share of the CPU under contention against the group's siblings and
+         * the processes beside it, on cgroup v2's scale (cpu.weight: 100 is a
+         * normal process, 1..10000; v1 gets cpu.shares in proportion); 0:
+         * the default. */
+        uint32_t cpu_weight;
 };
 
 struct cgroup_stats {

@@ -50,7 +50,12 @@
  * its init's death ends every process of its pid namespace. Local mode
  * sets no cpu bandwidth limit. */
 #define CG_FOR_SANDBOX (CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUACCT)
-#define CG_FOR_LOCAL   (CG_MEMORY | CG_PIDS | CG_CPUACCT | CG_FREEZER)
+
+/* A sandbox weighs a tenth of a normal process when the CPU is contended,
+ * so the supervisor (and the rest of the host) stays responsive while many
+ * sandboxes spin; an idle host still gives a sandbox whole cores. */
+#define EXEC_SANDBOX_CPU_WEIGHT 10
+#define CG_FOR_LOCAL            (CG_MEMORY | CG_PIDS | CG_CPUACCT | CG_FREEZER)
 
 struct clone_args_v2 {
         uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
@@ -1218,6 +1223,7 @@ static void child_assign(struct exec *e, const struct exec_request *req, const c
                 cl.memory_bytes = e->lim.memory_bytes;
                 cl.pids = e->lim.pids;
                 cl.cpu_quota_pct = 100;
+                cl.cpu_weight = EXEC_SANDBOX_CPU_WEIGHT;
                 rc = cgroup_set_limits(e->cg, &cl, e->error, sizeof(e->error));
         }
         if (rc == 0 && (envp = env_build(sandbox, req->env_extra)) == NULL) {

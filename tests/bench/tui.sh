@@ -1,9 +1,10 @@
 #!/bin/bash
 # tui: the supervisor in a real terminal (tmux): idle CPU over 10 s (on the
 # setup screen and in the live view after a session), key-to-screen latency
-# while a tool floods output, and kill-to-screen: from the `y` that confirms
-# a kill to the sandbox shown `killed`. Targets: idle under 1%, keys under
-# 100 ms, kills under 100 ms.
+# while a tool floods output and while 64 sandboxes spin at once on the two
+# cores, and kill-to-screen: from the `y` that confirms a kill to the
+# sandbox shown `killed`. Targets: idle under 1%, keys under 100 ms, kills
+# under 100 ms.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 top=$PWD
@@ -26,6 +27,15 @@ wait_for() { # NAME REGEX
                 sleep 0.02
         done
         return 1
+}
+quit_session() { # NAME: q, confirmed, so that what it runs ends before the next measurement
+        local i
+        $T send-keys -t "$1" q
+        wait_for "$1" "Quit and kill everything" && $T send-keys -t "$1" y
+        for i in $(seq 100); do
+                [ -z "$(pid_of "$1")" ] && return 0
+                sleep 0.1
+        done
 }
 idle_pct() { # NAME
         local pid t0 t1
@@ -67,9 +77,41 @@ for i in $(seq 10); do
         wait_for flood "Tab focus" || true
         sleep 0.2
 done
+quit_session flood
 sorted=$(printf '%s\n' "${lat[@]}" | sort -n)
 median=$(printf '%s\n' "$sorted" | sed -n 5p)
 p90=$(printf '%s\n' "$sorted" | sed -n 9p)
+
+# 64 sandboxes spinning at once (one message, 64 tool calls)
+python3 - "$work/many.jsonl" <<'PY'
+import json, sys
+spin = "end=$((SECONDS+12)); while [ $SECONDS -lt $end ]; do :; done"
+calls = [{"name": "bash", "arguments": {"command": spin + "; echo %d" % i}} for i in range(64)]
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"content": "many", "tool_calls": calls}) + "\n")
+    f.write(json.dumps({"content": "done"}) + "\n")
+PY
+$T new-session -d -s many -x 160 -y 48 "cd $work && $top/proctor --mode sandbox --model script:$work/many.jsonl; sleep 60"
+wait_for many "Where should this session"
+t0=$(now_ms)
+$T send-keys -t many "go" Enter
+wait_for many "host: 64 running" || { echo "tui bench: 64 sandboxes did not all run" >&2; exit 1; }
+all_up=$(($(now_ms) - t0))
+mlat=()
+for i in $(seq 10); do
+        t0=$(now_ms)
+        $T send-keys -t many '?'
+        wait_for many "keys \(any key closes\)" || { echo "tui bench: no help overlay" >&2; exit 1; }
+        t1=$(now_ms)
+        mlat+=($((t1 - t0)))
+        $T send-keys -t many x
+        wait_for many "Tab focus" || true
+        sleep 0.2
+done
+quit_session many
+msorted=$(printf '%s\n' "${mlat[@]}" | sort -n)
+mmedian=$(printf '%s\n' "$msorted" | sed -n 5p)
+mp90=$(printf '%s\n' "$msorted" | sed -n 9p)
 
 # ten sandboxes in turn, each killed from the supervisor
 for i in $(seq 10); do
@@ -102,6 +144,9 @@ echo "| idle CPU, setup screen, 10 s | ${setup_idle}% | under 1% |"
 echo "| idle CPU, live view after a session, 10 s | ${live_idle}% | under 1% |"
 echo "| key to screen while a tool floods output, median | ${median} ms | under 100 ms |"
 echo "| key to screen while a tool floods output, p90 | ${p90} ms | |"
+echo "| 64 sandboxes spinning at once: Enter until the meter shows 64 running | ${all_up} ms | |"
+echo "| key to screen while 64 sandboxes spin, median | ${mmedian} ms | under 100 ms |"
+echo "| key to screen while 64 sandboxes spin, p90 | ${mp90} ms | |"
 echo "| kill to screen (y until \`killed\` shows), median | ${kmedian} ms | under 100 ms |"
 echo "| kill to screen, p90 | ${kp90} ms | |"
 echo

@@ -92,6 +92,22 @@ if is_root; then
 while time.process_time() < 0.6: pass"; done; echo survived'
         expect_eq "four 0.6 s spins under --cpu-time 1: reason cpu_limit" cpu_limit "$(exit_field reason)"
         expect_no_match "the sequence was cut short" "survived" "$(jv "out()")"
+        # under contention a sandbox weighs a tenth of a normal process (so
+        # spinning sandboxes cannot starve the supervisor), and is held to
+        # one core
+        mark=$(new_marker weight)
+        track_marker "$mark"
+        sandbox_bg -- sh -c "$mark=1; while :; do :; done" >/dev/null 2>&1
+        grp=""
+        for i in $(seq 50); do
+                grp=$(ls -d "$(cg_v1_dir cpu)/proctor-$T_LAST_BG-"* 2>/dev/null | head -1)
+                [ -n "$grp" ] && [ "$(cat "$grp/cpu.shares" 2>/dev/null)" = 102 ] && break
+                sleep 0.1
+        done
+        expect_eq "a sandbox's CPU weight (cpu.shares)" 102 "$(cat "$grp/cpu.shares" 2>/dev/null)"
+        expect_eq "a sandbox's CPU bandwidth: one core" 100000 "$(cat "$grp/cpu.cfs_quota_us" 2>/dev/null)"
+        kill "$T_LAST_BG"
+        check "the spinner is gone after the kill" wait_gone "$mark" 3
 fi
 
 # ---- wall clock ----

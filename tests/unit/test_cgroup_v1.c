@@ -193,7 +193,8 @@ static int fx_setup(void **state)
                 print_error("v1 expected on this host: %s\n", why);
                 return -1;
         }
-        struct cgroup_limits lim = {.memory_bytes = 64 << 20, .pids = 16, .cpu_quota_pct = 100};
+        struct cgroup_limits lim = {
+            .memory_bytes = 64 << 20, .pids = 16, .cpu_quota_pct = 100, .cpu_weight = 10};
         snprintf(f->name, sizeof f->name, "proctor-%d-%d", (int)getpid(), ++n);
         if (cgroup_create(f->sys, f->name, &lim, &f->cg, err, sizeof err)) {
                 print_error("cgroup_create: %s\n", err);
@@ -367,6 +368,8 @@ static void test_limits_land_in_files(void **state)
         if (own_dir("cpu", cpu, sizeof cpu)) {
                 assert_string_equal(slurp(cpu, f->name, "cpu.cfs_period_us"), "100000\n");
                 assert_string_equal(slurp(cpu, f->name, "cpu.cfs_quota_us"), "100000\n");
+                /* weight 10 of a normal process's 100: shares 102 of 1024 */
+                assert_string_equal(slurp(cpu, f->name, "cpu.shares"), "102\n");
         }
         assert_int_equal(cgroup_attach(f->cg, 999999), -ESRCH);
 }

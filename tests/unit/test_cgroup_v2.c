@@ -147,7 +147,8 @@ static void test_open_without_cpu(void **state)
 static void test_create_writes_limits(void **state)
 {
         struct tree *t = *state;
-        struct cgroup_limits lim = {.memory_bytes = 64 << 20, .pids = 16, .cpu_quota_pct = 150};
+        struct cgroup_limits lim = {
+            .memory_bytes = 64 << 20, .pids = 16, .cpu_quota_pct = 150, .cpu_weight = 10};
         struct cgroup *cg = tree_group(t, "proctor-42-1", &lim);
         char g[256];
         snprintf(g, sizeof g, "%s/proctor-42-1", t->own);
@@ -156,6 +157,7 @@ static void test_create_writes_limits(void **state)
         assert_string_equal(get(g, "memory.oom.group"), "1");
         assert_string_equal(get(g, "pids.max"), "16");
         assert_string_equal(get(g, "cpu.max"), "150000 100000");
+        assert_string_equal(get(g, "cpu.weight"), "10");
         /* the fd is the group's directory, for CLONE_INTO_CGROUP */
         struct stat a, b;
         assert_true(cgroup_fd(cg) >= 0);
@@ -178,6 +180,7 @@ static void test_create_without_limits(void **state)
         assert_string_equal(get(g, "memory.max"), "<absent>");
         assert_string_equal(get(g, "pids.max"), "<absent>");
         assert_string_equal(get(g, "cpu.max"), "<absent>");
+        assert_string_equal(get(g, "cpu.weight"), "<absent>");
         assert_string_equal(get(g, "memory.swap.max"), "0");
         assert_int_equal(cgroup_destroy(cg), 0);
 }

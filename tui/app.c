@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "tui/draw.h"
 #include "tui/layout.h"
 #include "tui/tui.h"
 
@@ -95,6 +96,7 @@ void app_reset_view(struct app *a)
         }
         a->scroll = 0;
         detail_close(a);
+        draw_forget(a);
 }
 
 /* ---- the session ---- */
@@ -148,6 +150,7 @@ static void close_session(struct app *a)
         trace_close(a->trace);
         a->trace = NULL;
         detail_close(a);
+        draw_forget(a);
         viewmodel_free(a->vm);
         a->vm = NULL;
         bus_free(a->bus);

@@ -26,6 +26,7 @@ enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
 #define HIT_ROWS 512 /* screen rows the mouse map covers */
 
 struct text_lines;
+struct wrapped;
 
 /* The detail view of one tool call or execution, and its output: the call's
  * output as sanitized lines, fed incrementally as it streams. */
@@ -68,6 +69,10 @@ struct app {
         long hit[PANE_COUNT][HIT_ROWS];
         bool help;
         struct detail_view detail;
+        /* the transcript's entries as laid out (panes.c), for this model */
+        struct wrapped *wrapped;
+        size_t nwrapped;
+        const struct viewmodel *wrapped_vm;
         enum dialog dialog;
         uint64_t dialog_exec;
         char status[320];

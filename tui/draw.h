@@ -44,6 +44,8 @@ void draw_metric(struct app *a, int y, int x, int w, int label_w, const struct v
 /* panes.c */
 void draw_setup(struct app *a);
 void draw_transcript(struct app *a, const struct layout_rect *r);
+/* Drops what the panes keep between frames (the transcript's layout). */
+void draw_forget(struct app *a);
 void draw_tools(struct app *a, const struct layout_rect *r);
 void draw_execs(struct app *a, const struct layout_rect *r);
 /* Screen rows one execution takes in a pane `w` columns wide. */

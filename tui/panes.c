@@ -56,70 +56,125 @@ void draw_setup(struct app *a)
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }
 
+/* One transcript entry as drawn: its prefix and text sanitized and wrapped
+ * at a width, kept until the entry changes (a streaming message) or the
+ * width does, so a frame lays out only what changed. */
+struct wrapped {
+        uint64_t gen;
+        int width;
+        char *safe;
+        struct text_span *spans;
+        size_t n;
+};
+
+void draw_forget(struct app *a)
+{
+        size_t i;
+
+        for (i = 0; i < a->nwrapped; i++) {
+                free(a->wrapped[i].safe);
+                free(a->wrapped[i].spans);
+        }
+        free(a->wrapped);
+        a->wrapped = NULL;
+        a->nwrapped = 0;
+        a->wrapped_vm = NULL;
+}
+
+static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
+{
+        const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
+        const char *who = e->kind == VM_ENTRY_USER        ? "you: "
+                          : e->kind == VM_ENTRY_ASSISTANT ? ""
+                                                          : "* ";
+        struct text_span none[1];
+        struct wrapped *w;
+        char *raw;
+        size_t n;
+
+        if (a->wrapped_vm != a->vm)
+                draw_forget(a);
+        a->wrapped_vm = a->vm;
+        if (i >= a->nwrapped) {
+                size_t cap = viewmodel_ntranscript(a->vm) + 16;
+                struct wrapped *grown = realloc(a->wrapped, cap * sizeof(*grown));
+                if (grown == NULL)
+                        return NULL;
+                memset(grown + a->nwrapped, 0, (cap - a->nwrapped) * sizeof(*grown));
+                a->wrapped = grown;
+                a->nwrapped = cap;
+        }
+        w = &a->wrapped[i];
+        if (w->safe != NULL && w->gen == e->gen && w->width == width)
+                return w;
+        free(w->safe);
+        free(w->spans);
+        memset(w, 0, sizeof(*w));
+        raw = malloc(strlen(who) + e->len + 1);
+        if (raw == NULL)
+                return NULL;
+        memcpy(raw, who, strlen(who));
+        memcpy(raw + strlen(who), e->text, e->len);
+        w->safe = text_sanitize(raw, strlen(who) + e->len, TEXT_MULTILINE | TEXT_TABS);
+        free(raw);
+        if (w->safe == NULL)
+                return NULL;
+        n = text_wrap(w->safe, width, none, 0);
+        w->spans = malloc((n ? n : 1) * sizeof(*w->spans));
+        if (w->spans == NULL) {
+                free(w->safe);
+                w->safe = NULL;
+                return NULL;
+        }
+        w->n = text_wrap(w->safe, width, w->spans, n);
+        w->gen = e->gen;
+        w->width = width;
+        return w;
+}
+
+static enum theme_role entry_role(enum vm_entry_kind k)
+{
+        return k == VM_ENTRY_USER        ? THEME_TITLE
+               : k == VM_ENTRY_ERROR     ? THEME_ERROR
+               : k == VM_ENTRY_ASSISTANT ? THEME_TEXT
+                                         : THEME_WARNING;
+}
+
+/* The newest entries at the bottom; `scroll` rows up from the end. */
 void draw_transcript(struct app *a, const struct layout_rect *r)
 {
-        size_t n = viewmodel_ntranscript(a->vm), i;
-        char **lines = NULL;
-        enum theme_role *roles = NULL;
-        size_t nl = 0, cap = 0;
-        long first;
-        int row, w = r->w;
+        size_t n = viewmodel_ntranscript(a->vm), i = n;
+        long rows = r->h - 2, skip, total = 0;
+        int y = r->y + r->h - 2, width = r->w - 2;
+        char line[4096];
 
         draw_box(a, r, "transcript", a->focus == PANE_TRANSCRIPT);
-        /* Only the tail that can show is laid out: walk back from the end. */
-        for (i = n; i-- > 0 && nl < (size_t)(r->h * 4 + a->scroll + 64);) {
-                const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
-                const char *who = e->kind == VM_ENTRY_USER        ? "you: "
-                                  : e->kind == VM_ENTRY_ASSISTANT ? ""
-                                                                  : "* ";
-                enum theme_role role = e->kind == VM_ENTRY_USER        ? THEME_TITLE
-                                       : e->kind == VM_ENTRY_ERROR     ? THEME_ERROR
-                                       : e->kind == VM_ENTRY_ASSISTANT ? THEME_TEXT
-                                                                       : THEME_WARNING;
-                size_t wl = strlen(who) + e->len;
-                char *raw = malloc(wl + 1), *safe;
-                struct text_span spans[512];
-                size_t ns, k;
-                if (raw == NULL)
-                        break;
-                snprintf(raw, wl + 1, "%s%.*s", who, (int)e->len, e->text);
-                safe = text_sanitize(raw, strlen(raw), TEXT_MULTILINE | TEXT_TABS);
-                free(raw);
-                if (safe == NULL)
-                        break;
-                ns = text_wrap(safe, w - 2, spans, 512);
-                if (ns > 512)
-                        ns = 512;
-                for (k = ns; k-- > 0;) {
-                        if (nl == cap) {
-                                char **nlines;
-                                enum theme_role *nroles;
-                                cap = cap ? cap * 2 : 64;
-                                nlines = realloc(lines, cap * sizeof(*lines));
-                                if (nlines != NULL)
-                                        lines = nlines;
-                                nroles = realloc(roles, cap * sizeof(*roles));
-                                if (nroles != NULL)
-                                        roles = nroles;
-                                if (nlines == NULL || nroles == NULL)
-                                        break;
-                        }
-                        lines[nl] = strndup(safe + spans[k].start, spans[k].len);
-                        roles[nl++] = role;
-                }
-                free(safe);
+        if (rows <= 0 || width <= 0)
+                return;
+        /* how far up the view can go: only as far as there is text */
+        while (i-- > 0 && total < a->scroll + rows) {
+                const struct wrapped *w = wrap_entry(a, i, width);
+                total += w != NULL ? (long)w->n : 0;
         }
-        /* lines[] holds the newest first */
-        if (a->scroll > (long)nl - (r->h - 2))
-                a->scroll = (long)nl - (r->h - 2) > 0 ? (long)nl - (r->h - 2) : 0;
-        first = a->scroll;
-        for (row = r->h - 2; row >= 1 && (size_t)first < nl; row--, first++)
-                if (lines[first] != NULL)
-                        draw_put(a, r->y + row, r->x + 1, w - 2, roles[first], lines[first]);
-        for (i = 0; i < nl; i++)
-                free(lines[i]);
-        free(lines);
-        free(roles);
+        if (a->scroll > total - rows)
+                a->scroll = total - rows > 0 ? total - rows : 0;
+        skip = a->scroll;
+        for (i = n; i-- > 0 && y > r->y;) {
+                const struct wrapped *w = wrap_entry(a, i, width);
+                enum theme_role role = entry_role(viewmodel_entry(a->vm, i)->kind);
+                size_t k;
+                if (w == NULL)
+                        continue;
+                for (k = w->n; k-- > 0 && y > r->y;) {
+                        if (skip > 0) {
+                                skip--;
+                                continue;
+                        }
+                        snprintf(line, sizeof(line), "%.*s", (int)w->spans[k].len,
+                                 w->safe + w->spans[k].start);
+                        draw_put(a, y--, r->x + 1, width, role, line);
+                }
+        }
 }
 
 /* Keeps the selection in range, on the newest item while following, and

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "tui/draw.h"
 #include "tui/tui.h"
 
 static uint64_t event_ms(const json_t *ev)
@@ -147,6 +148,7 @@ int tui_replay_main(int argc, char **argv)
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         detail_close(&a);
+        draw_forget(&a);
         viewmodel_free(a.vm);
         app_current = NULL;
 out:

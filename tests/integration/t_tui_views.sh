@@ -116,14 +116,30 @@ expect_screen l "LOCAL \(not isolated\)" "the header warns: local"
 expect_screen l "processes" "local mode lists processes"
 expect_screen l "bash: echo host" "the demo's tool calls appear in local mode"
 expect_screen l "bash: echo spinning.* running" "the demo's runaway runs locally" 20
+expect_match "the runaway is a process under the supervisor" "echo spinning; while" "$(tree l)"
 $T send-keys -t l k
 expect_screen l "Kill execution #[0-9]+ \(bash: echo spinning" "kill asks in local mode too"
 $T send-keys -t l y
 expect_screen l "#[0-9]+ killed" "the local runaway shows killed"
-if pgrep -f "echo spinning; while" >/dev/null; then fail "the killed local process survived"; else pass; fi
+expect_no_match "the killed local process is gone" "echo spinning; while" "$(tree l)"
 expect_screen l "LOCAL \(not isolated\) +completed" "the local demo completes" 20
 $T send-keys -t l q
 expect_screen l "EXITED 0" "quit after the local demo"
+
+# a long answer: its end shows, and the transcript scrolls back to its start
+"$T_PY" -c 'import json
+print(json.dumps({"content": "\n".join("answer-line-%d" % i for i in range(1, 701))}))' \
+        >"$WORK/s/long-answer.jsonl"
+start t 160x48 "$PROCTOR --model script:$WORK/s/long-answer.jsonl"
+$T send-keys -t t "go" Enter
+expect_screen t "│answer-line-700 " "the end of a 700-line answer shows"
+$T send-keys -t t Home
+expect_screen t "│you: go " "Home scrolls the transcript to its start"
+expect_screen t "│answer-line-1 " "the answer's first line is there"
+$T send-keys -t t PPage End
+expect_screen t "│answer-line-700 " "End comes back to the newest line"
+$T send-keys -t t q
+expect_screen t "EXITED 0" "quit after the long answer"
 
 # replay: pause holds the view still, s steps one event at a time
 cat >"$WORK/s/paced.jsonl" <<'EOF'

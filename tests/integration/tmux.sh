@@ -44,3 +44,18 @@ click() {
                 $T send-keys -t "$1" -l $'\e[M'"$cb$cx$cy"$'\e[M'"$cr$cx$cy"
         fi
 }
+# tree NAME: command lines of every process under the tmux pane NAME
+tree() {
+        local todo kids p out=""
+        todo=$($T display -p -t "$1" '#{pane_pid}')
+        while [ -n "$todo" ]; do
+                kids=""
+                for p in $todo; do
+                        out="$out$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
+"
+                        kids="$kids $(pgrep -P "$p" | tr '\n' ' ')"
+                done
+                todo=$(echo $kids)
+        done
+        printf '%s' "$out"
+}

@@ -160,6 +160,16 @@ cg_v1_dir() {
         [ -n "$path" ] && [ -d "/sys/fs/cgroup/$1" ] && echo "/sys/fs/cgroup/$1${path%/}"
 }
 
+# cgroup directories (any hierarchy) that belong to proctor process $1
+cg_dirs_of() {
+        local c d
+        for c in memory pids cpu cpuacct freezer; do
+                d=$(cg_v1_dir $c) || continue
+                [ -n "$d" ] && ls -d "$d/proctor-$1-"* 2>/dev/null
+        done
+}
+no_cg_dirs_of() { [ -z "$(cg_dirs_of "$1")" ]; }
+
 # sandbox_bg / local_bg ARGS...: like sandbox / local_exec, in the
 # background, with proctor's own pid in $T_LAST_BG (a function run with &
 # would give the pid of a subshell instead). Redirect at the call; this

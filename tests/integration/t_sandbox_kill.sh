@@ -10,15 +10,6 @@ J=$WORK/events.jsonl
 jv() { json_eval "$1" < "$J"; }
 mounts_before=$(wc -l < /proc/self/mountinfo)
 
-# cgroup directories (any hierarchy) that belong to proctor process $1
-cg_dirs_of() {
-        local c d
-        for c in memory pids cpu cpuacct freezer; do
-                d=$(cg_v1_dir $c) || continue
-                [ -n "$d" ] && ls -d "$d/proctor-$1-"* 2>/dev/null
-        done
-}
-no_cg_dirs_of() { [ -z "$(cg_dirs_of "$1")" ]; }
 
 # start_sandbox MARKER ARGS...: proctor exec --json in the background, events
 # into a fresh $J; sets $bg to proctor's pid

@@ -21,7 +21,13 @@ print(json.dumps({"content": "many at once", "tool_calls": calls}))
 print(json.dumps({"content": "all done"}))
 EOF
 "$PROCTOR" run --json --mode sandbox --model "script:$WORK/many.jsonl" --workspace "$WORK/ws" \
-        "go" >"$WORK/events.jsonl" 2>"$WORK/err"
+        "go" >"$WORK/events.jsonl" 2>"$WORK/err" &
+pid=$!
+if is_root; then
+        has_cg_dirs_of() { [ -n "$(cg_dirs_of "$1")" ]; }
+        check "its sandboxes' cgroups exist while it runs" wait_until 20 has_cg_dirs_of $pid
+fi
+wait $pid
 expect_eq "the session completes" 0 $?
 E=$WORK/events.jsonl
 expect_eq "$N sandboxes made" $N "$(events_eval "$E" 'len(of("exec.create"))')"
@@ -46,6 +52,6 @@ expect_eq "limits held for each" $N "$(events_eval "$E" '
 len([e for e in of("exec.create") if e["limits"].get("pids") == 128])')"
 check "no sandbox process is left" no_process "echo mine-"
 if is_root; then
-        check "no cgroup is left" sh -c '! ls -d /sys/fs/cgroup/*/proctor-* /sys/fs/cgroup/*/*/proctor-* 2>/dev/null | grep -q .'
+        check "no cgroup is left" no_cg_dirs_of $pid
 fi
 finish

@@ -1,5 +1,6 @@
 # proctor: one non-recursive Makefile. `make` builds ./proctor; `make test`
-# runs unit and integration tests, plain and under ASan+UBSan.
+# runs unit, fuzz-corpus and integration tests, plain and under ASan+UBSan;
+# `make fuzz` runs the fuzz harnesses under libFuzzer (clang).
 
 CC      ?= cc
 PKGS    := ncursesw libuv jansson libseccomp
@@ -30,14 +31,28 @@ LDFLAGS ?= -Wl,-O1,--as-needed
 LIB_SRC := $(sort $(wildcard exec/*.c core/*.c tui/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 OBJ      := $(LIB_SRC:%.c=build/obj/%.o)
 ASAN_OBJ := $(LIB_SRC:%.c=build/asan/%.o)
 UNITS      := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 ASAN_UNITS := $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 BENCHES    := $(BENCH_SRC:tests/bench/%.c=build/bench/%)
+FUZZ_DRIVERS := $(FUZZ_SRC:tests/fuzz/%.c=build/asan/fuzz/%)
 
-.PHONY: all deps test unit unit-asan integration bench format format-check run clean screenshots
+# `make test` runs each harness through tests/fuzz/driver.c (gcc, ASan) on
+# its corpus and FUZZ_INPUTS generated inputs. `make fuzz` builds them
+# with libFuzzer instead and runs each for FUZZ_TIME seconds.
+FUZZ_INPUTS ?= 10000
+FUZZ_CC     ?= clang
+FUZZ_TIME   ?= 60
+FUZZ_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# clang only: SANDBOX_SELF + 1 (exec/sandbox.c) skips the path's '/' on purpose.
+FUZZ_WARN   := -Wno-string-plus-int
+FUZZ_OBJ    := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
+FUZZERS     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+.PHONY: all deps test unit unit-asan integration bench fuzz format format-check run clean screenshots
 
 all: proctor
 
@@ -67,7 +82,8 @@ build/gen/seccomp_gen: exec/gen/seccomp_gen.c exec/seccomp.c exec/seccomp.h
 build/gen/seccomp_policy.inc: build/gen/seccomp_gen
 	build/gen/seccomp_gen $@
 
-build/obj/exec/seccomp.o build/asan/exec/seccomp.o: build/gen/seccomp_policy.inc
+build/obj/exec/seccomp.o build/asan/exec/seccomp.o build/fuzz/obj/exec/seccomp.o: \
+        build/gen/seccomp_policy.inc
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -89,10 +105,29 @@ build/bench/%: tests/bench/%.c build/libproctor.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+build/asan/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c build/asan/libproctor.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+# libFuzzer wants its own instrumentation in the library too: a third build.
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+build/fuzz/libproctor.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/%: tests/fuzz/%.c build/fuzz/libproctor.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
 test: deps
 	@$(MAKE) --no-print-directory format-check
-	@$(MAKE) --no-print-directory proctor build/asan/proctor $(UNITS) $(ASAN_UNITS)
+	@$(MAKE) --no-print-directory proctor build/asan/proctor $(UNITS) $(ASAN_UNITS) \
+		$(FUZZ_DRIVERS)
 	@tests/run-unit.sh $(UNITS) $(ASAN_UNITS)
+	@tests/fuzz/run.sh $(FUZZ_INPUTS) $(FUZZ_DRIVERS)
 	@tests/integration/run.sh ./proctor build/asan/proctor
 
 unit: $(UNITS)
@@ -100,6 +135,18 @@ unit: $(UNITS)
 
 integration: proctor
 	@tests/integration/run.sh ./proctor
+
+# Not part of `make test`: it needs clang, and it runs until FUZZ_TIME is up.
+# Each harness works on a scratch copy of its corpus; a crash leaves the
+# input in build/fuzz/NAME-crash-* and stops here.
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do \
+		n=$${f##*/}; rm -rf build/fuzz/corpus/$$n; mkdir -p build/fuzz/corpus/$$n; \
+		cp tests/fuzz/corpus/$$n/* build/fuzz/corpus/$$n/; \
+		echo "fuzz: $$n for $(FUZZ_TIME)s"; \
+		$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=build/fuzz/$$n- \
+			build/fuzz/corpus/$$n || exit 1; \
+	done
 
 bench: deps proctor $(BENCHES)
 	@tests/bench/run.sh
@@ -119,4 +166,4 @@ format-check:
 clean:
 	rm -rf build proctor
 
--include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) build/obj/main.d build/asan/main.d
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) build/obj/main.d build/asan/main.d

@@ -11,7 +11,11 @@
 
 #define REPLACEMENT 0xFFFDu
 #define ESC_CAP     4096 /* bytes of one dropped escape sequence before we give up on it */
-#define UNIT_MAX    8    /* most bytes one input byte can add: "<U+XXXX>" or a tab's spaces */
+/* Most bytes one input byte can add: what it settles of the state before it
+ * (the U+FFFD of a cut-off character, a held "^M" or "^["; 3 at most), then
+ * its own "<U+XXXX>" or a tab's spaces (8 at most). */
+#define UNIT_MAX 11
+#define LINE_MIN 16 /* the smallest max_line_bytes of text_lines_new */
 
 /* ---- growable output buffer ---- */
 
@@ -572,8 +576,8 @@ struct text_lines *text_lines_new(size_t max_lines, size_t max_line_bytes, unsig
                 goto fail;
         tl->max = max_lines;
         tl->max_line = max_line_bytes ? max_line_bytes : 4096;
-        if (tl->max_line < 2 * UNIT_MAX)
-                tl->max_line = 2 * UNIT_MAX;
+        if (tl->max_line < LINE_MIN)
+                tl->max_line = LINE_MIN;
         dec_init(&tl->dec, flags | TEXT_MULTILINE);
         tl->dec.newline = lines_commit;
         tl->dec.ctx = tl;

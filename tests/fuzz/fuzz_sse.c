@@ -3,9 +3,7 @@
  * the result through chat_message_json. Besides memory errors it checks
  * that where the stream is cut never changes the events.
  *
- * clang -fsanitize=fuzzer,address -I. $(pkg-config --cflags jansson) \
- *       tests/fuzz/fuzz_sse.c core/sse.c core/chat.c -ljansson
- * ./a.out -max_total_time=60 */
+ * Built by `make fuzz` (libFuzzer) and by `make test` (tests/fuzz/driver.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -480,17 +480,47 @@ static void test_lines_ring_keeps_tail(void **state)
         assert_non_null(tl);
         for (int k = 0; k < 100; k++)
                 assert_int_equal(text_lines_append(tl, "\xe4\xb8\xad\x1b", 4), 0);
-        /* a line is broken before it could pass 16 bytes: here after two
-         * chunks (10 bytes), as a third "<U+XXXX>"-sized unit might not fit */
-        assert_int_equal(text_lines_total(tl), 50);
-        assert_int_equal(text_lines_count(tl), 4);
-        for (size_t k = 0; k < 4; k++) {
+        /* a line is broken before it could pass 16 bytes: once it holds 6,
+         * as the next byte might add 11 (a U+FFFD it settles, then a tab):
+         * lines of 8 and 7 bytes, 15 for three chunks, and one unfinished */
+        assert_int_equal(text_lines_total(tl), 66);
+        assert_int_equal(text_lines_count(tl), 5);
+        for (size_t k = 0; k < 5; k++) {
                 const char *l = text_lines_get(tl, k);
                 assert_true(strlen(l) <= 16);
                 assert_drawable(l, false);
         }
         text_lines_free(tl);
         assert_null(text_lines_new(0, 0, 0));
+}
+
+/* One byte can add more than its own escape: the U+FFFD of the character
+ * it cuts short, a held "^M" or a lone "^[", then a tab's 8 spaces. The
+ * line bound holds all the same (found by tests/fuzz/fuzz_text.c). */
+static void test_lines_bound_with_pending_state(void **state)
+{
+        static const char *const tails[] = {"\xe2\t", "\r\t", "\x1b\t", "\x1b]x\x1b\t"};
+        const char *head = "abcdefghijklmnop";
+
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+                for (size_t h = 0; h <= strlen(head); h++) {
+                        struct text_lines *tl =
+                            text_lines_new(64, 16, TEXT_TABS | (t == 3 ? TEXT_DROP_ANSI : 0));
+                        assert_non_null(tl);
+                        for (int k = 0; k < 4; k++) {
+                                assert_int_equal(text_lines_append(tl, head, h), 0);
+                                assert_int_equal(text_lines_append(tl, tails[t], strlen(tails[t])),
+                                                 0);
+                        }
+                        assert_int_equal(text_lines_finish(tl), 0);
+                        for (size_t k = 0; k < text_lines_count(tl); k++) {
+                                const char *l = text_lines_get(tl, k);
+                                assert_true(strlen(l) <= 16);
+                                assert_drawable(l, false);
+                        }
+                        text_lines_free(tl);
+                }
+        }
 }
 
 int main(void)
@@ -507,6 +537,7 @@ int main(void)
             cmocka_unit_test(test_wrap),
             cmocka_unit_test(test_lines_split_anywhere),
             cmocka_unit_test(test_lines_ring_keeps_tail),
+            cmocka_unit_test(test_lines_bound_with_pending_state),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

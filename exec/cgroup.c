@@ -647,10 +647,8 @@ static int apply_limits(struct cgroup *cg, const struct cgroup_limits *lim, char
         char mem[24], pids[16], quota[32], weight[16];
         snprintf(mem, sizeof mem, "%" PRIu64, lim->memory_bytes);
         /* v1 shares: 1024 is a normal process, at least 2 */
-        snprintf(weight, sizeof weight, "%" PRIu32,
-                 v2                                 ? lim->cpu_weight
-                 : lim->cpu_weight * 1024 / 100 < 2 ? 2
-                                                    : lim->cpu_weight * 1024 / 100);
+        uint32_t shares = lim->cpu_weight * 1024 / 100 < 2 ? 2 : lim->cpu_weight * 1024 / 100;
+        snprintf(weight, sizeof weight, "%" PRIu32, v2 ? lim->cpu_weight : shares);
         snprintf(pids, sizeof pids, "%" PRIu32, lim->pids);
         snprintf(quota, sizeof quota, v2 ? "%" PRIu64 " 100000" : "%" PRIu64,
                  (uint64_t)lim->cpu_quota_pct * 1000);

@@ -335,8 +335,7 @@ static void move_sel(struct app *a, long delta)
                 if (a->scroll < 0)
                         a->scroll = 0;
         } else {
-                n = (long)(a->focus == PANE_TOOLS ? viewmodel_ncalls(a->vm)
-                                                  : viewmodel_nexecs(a->vm));
+                n = app_pane_items(a, a->focus);
                 a->sel[a->focus] += delta;
                 if (a->sel[a->focus] >= n)
                         a->sel[a->focus] = n - 1;
@@ -413,8 +412,7 @@ static void key_mouse(struct app *a)
         }
         a->focus = p;
         if (item >= 0) {
-                long n =
-                    (long)(p == PANE_TOOLS ? viewmodel_ncalls(a->vm) : viewmodel_nexecs(a->vm));
+                long n = app_pane_items(a, p);
                 a->sel[p] = item;
                 a->follow[p] = item == n - 1;
         }

@@ -95,6 +95,12 @@ struct app {
         uv_timer_t play;
 };
 
+/* Items in a list pane: the tool calls, or the executions. */
+static inline long app_pane_items(const struct app *a, enum pane p)
+{
+        return (long)(p == PANE_EXECS ? viewmodel_nexecs(a->vm) : viewmodel_ncalls(a->vm));
+}
+
 static inline uint64_t app_now_ms(void)
 {
         struct timespec ts;

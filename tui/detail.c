@@ -21,7 +21,7 @@ bool detail_open(struct app *a)
 {
         struct detail_view *d = &a->detail;
         enum pane p = a->focus == PANE_EXECS ? PANE_EXECS : PANE_TOOLS;
-        long n = (long)(p == PANE_EXECS ? viewmodel_nexecs(a->vm) : viewmodel_ncalls(a->vm));
+        long n = app_pane_items(a, p);
 
         if (a->sel[p] < 0 || a->sel[p] >= n)
                 return false;
@@ -277,7 +277,7 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
 void draw_detail(struct app *a, const struct layout_rect *r)
 {
         struct detail_view *d = &a->detail;
-        long n = (long)(d->of == PANE_EXECS ? viewmodel_nexecs(a->vm) : viewmodel_ncalls(a->vm));
+        long n = app_pane_items(a, d->of);
 
         if (d->item < 0 || d->item >= n) {
                 draw_box(a, r, "details (Esc closes)", true);

@@ -37,6 +37,24 @@ quit_session() { # NAME: q, confirmed, so that what it runs ends before the next
                 sleep 0.1
         done
 }
+median_p90() { # TEN_NUMBERS...: "median p90"
+        local sorted
+        sorted=$(printf '%s\n' "$@" | sort -n)
+        echo "$(sed -n 5p <<<"$sorted") $(sed -n 9p <<<"$sorted")"
+}
+key_latency() { # NAME: "median p90" in ms of ten keys, each until its overlay shows
+        local i t0 lat=()
+        for i in $(seq 10); do
+                t0=$(now_ms)
+                $T send-keys -t "$1" '?'
+                wait_for "$1" "keys \(any key closes\)" || { echo "tui bench: no help overlay" >&2; exit 1; }
+                lat+=($(($(now_ms) - t0)))
+                $T send-keys -t "$1" x
+                wait_for "$1" "Tab focus" || true
+                sleep 0.2
+        done
+        median_p90 "${lat[@]}"
+}
 idle_pct() { # NAME
         local pid t0 t1
         pid=$(pid_of "$1")
@@ -66,21 +84,9 @@ wait_for flood "Where should this session"
 $T send-keys -t flood "go" Enter
 wait_for flood "running" || { echo "tui bench: the flood did not start" >&2; exit 1; }
 sleep 1
-lat=()
-for i in $(seq 10); do
-        t0=$(now_ms)
-        $T send-keys -t flood '?'
-        wait_for flood "keys \(any key closes\)" || { echo "tui bench: no help overlay" >&2; exit 1; }
-        t1=$(now_ms)
-        lat+=($((t1 - t0)))
-        $T send-keys -t flood x
-        wait_for flood "Tab focus" || true
-        sleep 0.2
-done
+read -r median p90 <<<"$(key_latency flood)"
+[ -n "$p90" ] || exit 1
 quit_session flood
-sorted=$(printf '%s\n' "${lat[@]}" | sort -n)
-median=$(printf '%s\n' "$sorted" | sed -n 5p)
-p90=$(printf '%s\n' "$sorted" | sed -n 9p)
 
 # 64 sandboxes spinning at once (one message, 64 tool calls)
 python3 - "$work/many.jsonl" <<'PY'
@@ -97,21 +103,9 @@ t0=$(now_ms)
 $T send-keys -t many "go" Enter
 wait_for many "host: 64 running" || { echo "tui bench: 64 sandboxes did not all run" >&2; exit 1; }
 all_up=$(($(now_ms) - t0))
-mlat=()
-for i in $(seq 10); do
-        t0=$(now_ms)
-        $T send-keys -t many '?'
-        wait_for many "keys \(any key closes\)" || { echo "tui bench: no help overlay" >&2; exit 1; }
-        t1=$(now_ms)
-        mlat+=($((t1 - t0)))
-        $T send-keys -t many x
-        wait_for many "Tab focus" || true
-        sleep 0.2
-done
+read -r mmedian mp90 <<<"$(key_latency many)"
+[ -n "$mp90" ] || exit 1
 quit_session many
-msorted=$(printf '%s\n' "${mlat[@]}" | sort -n)
-mmedian=$(printf '%s\n' "$msorted" | sed -n 5p)
-mp90=$(printf '%s\n' "$msorted" | sed -n 9p)
 
 # ten sandboxes in turn, each killed from the supervisor
 for i in $(seq 10); do
@@ -132,9 +126,7 @@ for i in $(seq 10); do
         t1=$(now_ms)
         klat+=($((t1 - t0)))
 done
-ksorted=$(printf '%s\n' "${klat[@]}" | sort -n)
-kmedian=$(printf '%s\n' "$ksorted" | sed -n 5p)
-kp90=$(printf '%s\n' "$ksorted" | sed -n 9p)
+read -r kmedian kp90 <<<"$(median_p90 "${klat[@]}")"
 
 echo "### the supervisor in tmux (160x48)"
 echo

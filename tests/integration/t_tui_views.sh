@@ -20,7 +20,7 @@ EOF
 # cols NAME REGEX: the display width of the first screen row matching REGEX
 # (East Asian wide and fullwidth characters take two columns)
 cols() {
-        screen "$1" | python3 -c '
+        screen "$1" | "$T_PY" -c '
 import sys, re, unicodedata
 for line in sys.stdin.read().splitlines():
     if re.search(sys.argv[1], line):
@@ -202,27 +202,25 @@ for sig in INT HUP SEGV ABRT; do
 done
 
 # colour depth: from the terminal description, the nearest colours
-start tc 120x40 "TERM=xterm-direct COLORTERM=truecolor $PROCTOR"
-expect_screen tc "Where should this session's tools run" "drawn in a direct-colour terminal"
-expect_match "truecolor: 24-bit colours" '8;2;' "$(colors tc)" 
-start c256 120x40 "TERM=xterm-256color $PROCTOR"
-expect_screen c256 "Where should this session's tools run" "drawn in a 256-colour terminal"
-c=$(colors c256)
+# depth NAME ENV TERMINAL: the setup screen where ENV describes the
+# terminal; the SGR sequences it drew in $c
+depth() {
+        start "$1" 120x40 "$2 $PROCTOR"
+        expect_screen "$1" "Where should this session's tools run" "drawn in $3"
+        c=$(colors "$1")
+}
+depth tc "TERM=xterm-direct COLORTERM=truecolor" "a direct-colour terminal"
+expect_match "truecolor: 24-bit colours" '8;2;' "$c"
+depth c256 TERM=xterm-256color "a 256-colour terminal"
 expect_match "256 colours: palette colours" '8;5;' "$c"
 expect_no_match "256 colours: no 24-bit colour" '8;2;' "$c"
-start c16 120x40 "TERM=xterm-16color $PROCTOR"
-expect_screen c16 "Where should this session's tools run" "drawn in a 16-colour terminal"
-c=$(colors c16)
+depth c16 TERM=xterm-16color "a 16-colour terminal"
 expect_match "16 colours: bright colours" '\[(9[0-7]|10[0-7])m' "$c"
 expect_no_match "16 colours: no palette colour" '8;[25];' "$c"
-start c8 120x40 "TERM=xterm $PROCTOR"
-expect_screen c8 "Where should this session's tools run" "drawn in an 8-colour terminal"
-c=$(colors c8)
+depth c8 TERM=xterm "an 8-colour terminal"
 expect_match "8 colours: basic colours" '\[3[0-7]m' "$c"
 expect_no_match "8 colours: nothing beyond 8" '8;[25];|\[(9[0-7]|10[0-7])m' "$c"
-start cm 120x40 "TERM=xterm-mono $PROCTOR"
-expect_screen cm "Where should this session's tools run" "drawn in a monochrome terminal"
-c=$(colors cm)
+depth cm TERM=xterm-mono "a monochrome terminal"
 expect_no_match "mono: no colour at all" '\[([34][0-8]|9[0-7]|10[0-7])(;|m)|8;[25];' "$c"
 expect_match "mono: the badge stands out by reverse video" '(^|;)\[?7m|\[7m|;7m' "$c"
 

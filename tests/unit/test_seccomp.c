@@ -74,6 +74,11 @@ static struct outcome run_probe(int (*attempt)(unsigned long), unsigned long arg
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+                /* cmocka's fault handlers would run the rest of the suite
+                 * in this child: a fault must end it. */
+                signal(SIGSEGV, SIG_DFL);
+                signal(SIGBUS, SIG_DFL);
+                signal(SIGILL, SIG_DFL);
                 close(fds[0]);
                 report[0] = filtered ? seccomp_policy_load(policy) : 0;
                 report[1] = report[0] == 0 ? attempt(arg) : 0;
@@ -569,10 +574,13 @@ static void test_refuses_i386(void **state)
 {
         struct outcome control = run_probe(attempt_i386_getpid, 0, false);
 
-        /* Without ia32 emulation int $0x80 faults either way; the policy
-         * must then at least not make it succeed. */
-        if (!control.reported || control.value != 0)
-                print_message("note: i386 syscalls do not work here even unfiltered\n");
+        /* Without ia32 emulation int $0x80 faults (SIGSEGV) before the
+         * filter can see it: nothing to test on this kernel. */
+        if (!control.reported || control.value != 0) {
+                print_message("skip: this kernel has no i386 emulation (int $0x80 faults "
+                              "even unfiltered)\n");
+                skip();
+        }
         assert_foreign_abi_killed(attempt_i386_getpid, "i386");
 }
 

@@ -231,6 +231,7 @@ int dispatch_start(struct dispatch_ctx *dx, const char *call_id, const char *nam
         req.isolation = dx->mode;
         req.argv = argv;
         req.workspace = dx->workspace;
+        req.ws = dx->ws;
         req.ws_mode = dx->ws_mode;
         req.stdin_data = in;
         req.stdin_len = in != NULL ? strlen(in) : 0;

@@ -19,6 +19,7 @@ struct dispatch_ctx {
         struct bus *bus;
         enum exec_isolation mode;
         const char *workspace; /* resolved directory */
+        const struct exec_workspace *ws; /* the same, opened once for the session */
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         struct tools_cache *cache; /* local mode's cache; persists across calls */

@@ -27,7 +27,8 @@ struct session {
         struct dispatch_ctx dx;
         struct agent *agent;
         char id[48];
-        char workspace[PATH_MAX];
+        struct exec_workspace *ws; /* opened once: every call gets this directory */
+        const char *workspace;     /* its path */
         char system[PATH_MAX + 512];
         bool started, ended;
         enum agent_status last;
@@ -67,18 +68,15 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
 {
         struct exec_engine_opts eo = {.prewarm = 1};
         struct session *s = calloc(1, sizeof(*s));
-        const char *ws = o->workspace != NULL ? o->workspace : ".";
-        struct stat st;
         int rc;
 
         if (s == NULL)
                 return -ENOMEM;
-        if (stat(ws, &st) != 0 || !S_ISDIR(st.st_mode) || realpath(ws, s->workspace) == NULL) {
-                snprintf(err, errlen, "workspace %s: %s", ws,
-                         errno ? strerror(errno) : "not a directory");
+        if ((rc = exec_workspace_open(o->workspace, &s->ws, err, errlen)) < 0) {
                 free(s);
-                return -ENOTDIR;
+                return rc;
         }
+        s->workspace = exec_workspace_path(s->ws);
         s->loop = loop;
         s->bus = bus;
         s->opts = *o;
@@ -99,6 +97,7 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         return 0;
 fail:
         provider_free(s->provider);
+        exec_workspace_free(s->ws);
         free(s);
         return rc;
 }
@@ -164,6 +163,7 @@ static int start(struct session *s)
         s->dx.bus = s->bus;
         s->dx.mode = s->opts.mode;
         s->dx.workspace = s->workspace;
+        s->dx.ws = s->ws;
         s->dx.ws_mode = s->opts.ws_mode;
         s->dx.limits = s->opts.limits;
         s->dx.cache = s->cache;
@@ -254,5 +254,6 @@ void session_free(struct session *s)
         agent_free(s->agent);
         provider_free(s->provider);
         tools_cache_free(s->cache);
+        exec_workspace_free(s->ws);
         free(s);
 }

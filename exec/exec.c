@@ -25,6 +25,7 @@
 #include "exec/env.h"
 #include "exec/sandbox.h"
 #include "exec/seccomp.h"
+#include "exec/workspace.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -38,13 +39,9 @@
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #endif
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
 
-#define SANDBOX_UID   1000u  /* the command's uid and gid inside */
-#define NOBODY_ID     65534u /* host id for sandboxes of root-owned workspaces */
-#define EXIT_GRACE_MS 200    /* wait for pipes after the init is gone */
+#define SANDBOX_UID   1000u /* the command's uid and gid inside */
+#define EXIT_GRACE_MS 200   /* wait for pipes after the init is gone */
 
 /* The v1 hierarchies an execution is made in. A sandbox needs no freezer:
  * its init's death ends every process of its pid namespace. Local mode
@@ -62,10 +59,6 @@ struct clone_args_v2 {
             set_tid_size, cgroup;
 };
 
-struct mount_attr_v1 {
-        uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
 struct exec_engine {
         uv_loop_t *loop;
         struct cgroup_sys *cg;
@@ -75,7 +68,6 @@ struct exec_engine {
         uint64_t next_id;
         unsigned live;
         bool freeing;
-        int idmap_userns;  /* userns mapping on-disk root to NOBODY_ID, or -1 */
         struct exec *list; /* every child, waiting or assigned */
         unsigned children; /* length of list */
         /* Children made ahead of time for the next spawn (see pool_refill). */
@@ -264,48 +256,6 @@ static int write_id_maps(pid_t pid, uint32_t uid, uint32_t gid)
         return write_str(path, map);
 }
 
-/* A user namespace whose only mapping is on-disk root <-> NOBODY_ID: used to
- * idmap root-owned workspaces so that a sandbox running as NOBODY_ID writes
- * files that appear owned by root, without ever being host uid 0. */
-static int make_idmap_userns(void)
-{
-        struct clone_args_v2 ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
-        char path[64], map[64];
-        int pfd[2], fd = -1, st;
-        pid_t pid;
-
-        if (pipe2(pfd, O_CLOEXEC) != 0)
-                return -errno;
-        pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid == 0) {
-                char c;
-                close(pfd[1]);
-                while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
-                        ;
-                _exit(0);
-        }
-        close(pfd[0]);
-        if (pid < 0) {
-                close(pfd[1]);
-                return -errno;
-        }
-        snprintf(map, sizeof(map), "0 %u 1\n", NOBODY_ID);
-        snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-        if (write_str(path, map) == 0) {
-                snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
-                write_str(path, "deny");
-                snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-                if (write_str(path, map) == 0) {
-                        snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-                        fd = open(path, O_RDONLY | O_CLOEXEC);
-                }
-        }
-        close(pfd[1]);
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
-        return fd >= 0 ? fd : -EPERM;
-}
-
 int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct exec_engine **out,
                     char *err, size_t errlen)
 {
@@ -318,7 +268,6 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
                 return -ENOMEM;
         eng->loop = loop;
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
-        eng->idmap_userns = -1;
         eng->prewarm = o != NULL ? o->prewarm : 0;
         uv_timer_init(loop, &eng->refill);
         eng->refill.data = eng;
@@ -359,8 +308,6 @@ static void engine_freed(uv_handle_t *h)
 
 static void engine_destroy(struct exec_engine *eng)
 {
-        if (eng->idmap_userns >= 0)
-                close(eng->idmap_userns);
         cgroup_sys_free(eng->cg);
         sandbox_host_free(eng->host);
         uv_close((uv_handle_t *)&eng->refill, engine_freed);
@@ -841,45 +788,19 @@ static void on_stdin_written(uv_write_t *req, int status)
 
 /* ---- children and the pool ---- */
 
-/* Which host ids the sandbox runs as: the workspace owner's, never root's.
- * Root-owned workspaces get NOBODY_ID and an idmapped workspace mount. */
-static void pick_ids(enum exec_isolation iso, const struct stat *ws, uint32_t *uid, uint32_t *gid,
-                     bool *idmap)
+/* The host ids a child runs as: the workspace's (see exec_workspace_open);
+ * a sandbox without a workspace run by root gets nobody. */
+static void pick_ids(const struct exec_request *req, const struct exec_workspace *ws,
+                     uint32_t *uid, uint32_t *gid)
 {
-        *idmap = false;
-        if (iso == EXEC_LOCAL || geteuid() != 0) {
+        if (req->isolation == EXEC_LOCAL || geteuid() != 0) {
                 *uid = geteuid();
                 *gid = getegid();
-                return;
+        } else if (req->ws_mode == EXEC_WS_NONE) {
+                *uid = *gid = 65534u;
+        } else {
+                exec_workspace_ids(ws, uid, gid);
         }
-        *uid = ws != NULL && ws->st_uid != 0 ? ws->st_uid : NOBODY_ID;
-        *gid = ws != NULL && ws->st_uid != 0 ? ws->st_gid : NOBODY_ID;
-        *idmap = ws != NULL && ws->st_uid == 0;
-}
-
-static int open_idmapped(struct exec_engine *eng, const char *ws, char *err, size_t errlen)
-{
-        struct mount_attr_v1 attr = {.attr_set = MOUNT_ATTR_IDMAP};
-        int fd;
-
-        if (eng->idmap_userns < 0)
-                eng->idmap_userns = make_idmap_userns();
-        if (eng->idmap_userns < 0) {
-                snprintf(err, errlen, "cannot create the id-mapping namespace: %s",
-                         strerror(-eng->idmap_userns));
-                return eng->idmap_userns;
-        }
-        attr.userns_fd = (uint64_t)eng->idmap_userns;
-        fd = (int)syscall(SYS_open_tree, AT_FDCWD, ws, OPEN_TREE_CLONE | O_CLOEXEC);
-        if (fd < 0 || syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
-                int e = errno;
-                if (fd >= 0)
-                        close(fd);
-                snprintf(err, errlen, "cannot id-map the root-owned workspace %.200s: %s", ws,
-                         strerror(e));
-                return -e;
-        }
-        return fd;
 }
 
 static void plan_ids(struct sandbox_plan *p)
@@ -1204,10 +1125,38 @@ static int write_stdin(struct exec *e, const char *data, size_t len)
         return uv_write(&e->in_req, (uv_stream_t *)&e->in, &b, 1, on_stdin_written);
 }
 
+/* How the child gets the directory opened once for the session: a local
+ * child changes into it by descriptor; root hands a sandbox a detached copy
+ * of its mount. An unprivileged proctor may not copy mounts of the host's
+ * namespace, so its child takes the path in its own, and checks that it
+ * found the very directory that was opened (ws_dev, ws_ino). */
+static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
+                              struct sandbox_request *r, char *err, size_t errlen)
+{
+        r->ws_path = ws->path;
+        r->ws_dev = (uint64_t)ws->st.st_dev;
+        r->ws_ino = (uint64_t)ws->st.st_ino;
+        r->ws_keep = sandbox ? ws->keep : 0;
+        if (!sandbox)
+                r->ws_tree_fd = fcntl(ws->fd, F_DUPFD_CLOEXEC, 3);
+        else if (geteuid() == 0)
+                r->ws_tree_fd = (int)syscall(SYS_open_tree, ws->fd, "",
+                                             AT_EMPTY_PATH | OPEN_TREE_CLONE | O_CLOEXEC);
+        else
+                return 0;
+        if (r->ws_tree_fd < 0) {
+                int e = errno;
+                snprintf(err, errlen, "cannot take the workspace %.200s: %s", ws->path,
+                         strerror(e));
+                return -e;
+        }
+        return 0;
+}
+
 /* Makes the waiting child the execution `req`: limits, then the request. A
  * failure from here on is reported through on_exit as setup_failed. */
-static void child_assign(struct exec *e, const struct exec_request *req, const char *cwd,
-                         bool idmap)
+static void child_assign(struct exec *e, const struct exec_request *req,
+                         const struct exec_workspace *ws)
 {
         struct exec_engine *eng = e->eng;
         bool sandbox = e->iso == EXEC_SANDBOX;
@@ -1230,14 +1179,10 @@ static void child_assign(struct exec *e, const struct exec_request *req, const c
                 rc = -ENOMEM;
                 snprintf(e->error, sizeof(e->error), "out of memory");
         }
-        if (rc == 0 && use_ws && idmap) {
-                r.ws_tree_fd = open_idmapped(eng, cwd, e->error, sizeof(e->error));
-                rc = r.ws_tree_fd < 0 ? r.ws_tree_fd : 0;
-        }
+        if (rc == 0 && (!sandbox || use_ws))
+                rc = workspace_handover(ws, sandbox, &r, e->error, sizeof(e->error));
         if (rc == 0) {
                 r.envp = envp;
-                r.ws_path = !sandbox || use_ws ? cwd : NULL;
-                r.ws_keep = use_ws ? sandbox_locked_flags(cwd) : 0;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
                 if (sandbox) {
                         r.cpu_ms = e->lim.cpu_ms;
@@ -1271,14 +1216,12 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
                size_t errlen)
 {
-        const char *ws = req->workspace != NULL ? req->workspace : ".";
         bool sandbox = req->isolation == EXEC_SANDBOX;
         uint64_t t0 = now_us();
-        struct stat wst;
+        const struct exec_workspace *ws = req->ws;
+        struct exec_workspace *own_ws = NULL;
         uint32_t uid, gid;
-        bool idmap;
         struct exec *e;
-        char cwd[PATH_MAX];
         int rc;
 
         if (req->argv == NULL || req->argv[0] == NULL || req->argv[0][0] == '\0') {
@@ -1289,18 +1232,20 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 snprintf(err, errlen, "the execution engine is shutting down");
                 return -ESHUTDOWN;
         }
-        if (stat(ws, &wst) != 0 || !S_ISDIR(wst.st_mode) || realpath(ws, cwd) == NULL) {
-                snprintf(err, errlen, "workspace %s: %s", ws,
-                         errno ? strerror(errno) : "not a directory");
-                return -ENOTDIR;
+        if (ws == NULL && (rc = exec_workspace_open(req->workspace, &own_ws, err, errlen)) < 0)
+                return rc;
+        if (ws == NULL)
+                ws = own_ws;
+        if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0) {
+                exec_workspace_free(own_ws);
+                return rc;
         }
-        if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0)
-                return rc;
-        pick_ids(req->isolation, sandbox && req->ws_mode != EXEC_WS_NONE ? &wst : NULL, &uid, &gid,
-                 &idmap);
+        pick_ids(req, ws, &uid, &gid);
         e = pool_take(eng, req->isolation, uid, gid);
-        if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0)
+        if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0) {
+                exec_workspace_free(own_ws);
                 return rc;
+        }
         e->assigned = true;
         e->id = ++eng->next_id;
         e->lim = req->limits;
@@ -1314,7 +1259,8 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->ud = ud;
         e->t0_us = t0;
         eng->live++;
-        child_assign(e, req, cwd, idmap);
+        child_assign(e, req, ws);
+        exec_workspace_free(own_ws);
         eng->want_iso = req->isolation;
         eng->want_uid = uid;
         eng->want_gid = gid;

@@ -62,13 +62,25 @@ struct exec_result {
 struct exec_request {
         enum exec_isolation isolation;
         char *const *argv;         /* argv[0] resolved through PATH in the target */
-        const char *workspace;     /* host directory; NULL: current directory */
+        const struct exec_workspace *ws; /* NULL: `workspace` is opened for this call */
+        const char *workspace;           /* host directory; NULL: current directory */
         enum exec_ws_mode ws_mode; /* sandbox only */
         struct exec_limits limits;
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
 };
+
+/* A workspace directory opened once, so that every execution of a session
+ * gets the same directory even if its path is later renamed or replaced by
+ * a symbolic link. The last part of the path may not be a symbolic link.
+ * Root's sandboxes act on it as its owner, and on a root-owned one as
+ * nobody; the group is the owner's primary group, never the directory's. */
+struct exec_workspace;
+int exec_workspace_open(const char *path, struct exec_workspace **out, char *err, size_t errlen);
+void exec_workspace_free(struct exec_workspace *w);
+/* The directory's absolute path as the kernel names it. */
+const char *exec_workspace_path(const struct exec_workspace *w);
 
 struct exec;
 

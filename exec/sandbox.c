@@ -463,11 +463,18 @@ static void finish_root(const struct sandbox_plan *p, const struct sandbox_reque
 
         mount_tmpfs(p, "tmp", "1777", r->tmpfs_bytes);
         if (tree < 0 && r->ws_path != NULL) {
+                struct stat st;
                 snprintf(path, sizeof(path), "/.oldroot%s", r->ws_path);
                 tree = (int)syscall(SYS_open_tree, AT_FDCWD, path,
-                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
                 if (tree < 0)
                         setup_fail(p, "open workspace");
+                /* The path is only a way back to the directory opened for
+                 * the session: anything else in its place is refused. */
+                errno = ESTALE;
+                if (fstat(tree, &st) != 0 || (uint64_t)st.st_dev != r->ws_dev ||
+                    (uint64_t)st.st_ino != r->ws_ino)
+                        setup_fail(p, "workspace (moved or replaced since the session opened it)");
         }
         mount_workspace(p, r, tree);
         if (umount2(".oldroot", MNT_DETACH) != 0 || rmdir(".oldroot") != 0)
@@ -513,9 +520,11 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
         const char *cwd = p->isolate ? (r->ws_path == NULL ? "/tmp" : "/workspace") : r->ws_path;
         int e;
 
-        if (dup2(p->stdin_fd, 0) < 0 || dup2(p->stdout_fd, 1) < 0 || dup2(p->stderr_fd, 2) < 0)
+        /* Before the dup2s: the workspace's descriptor may be 0, 1 or 2. */
+        if (!p->isolate && r->ws_tree_fd >= 0 ? fchdir(r->ws_tree_fd) != 0
+                                              : cwd != NULL && chdir(cwd) != 0)
                 goto fail;
-        if (cwd != NULL && chdir(cwd) != 0)
+        if (dup2(p->stdin_fd, 0) < 0 || dup2(p->stdout_fd, 1) < 0 || dup2(p->stderr_fd, 2) < 0)
                 goto fail;
         if (r->cpu_ms > 0) {
                 uint64_t s = (r->cpu_ms + 999) / 1000;
@@ -670,7 +679,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
-        uint64_t len, ws_keep, tmpfs_bytes, cpu_ms, as_bytes;
+        uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes;
         uint32_t nproc, has_ws;
 };
 
@@ -729,6 +738,8 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         if (h.len > REQ_MAX)
                 return -E2BIG;
         h.ws_keep = r->ws_keep;
+        h.ws_dev = r->ws_dev;
+        h.ws_ino = r->ws_ino;
         h.tmpfs_bytes = r->tmpfs_bytes;
         h.cpu_ms = r->cpu_ms;
         h.as_bytes = r->as_bytes;
@@ -844,6 +855,8 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         r->ws_path = h.has_ws ? cur : NULL;
         r->ws_mode = (enum exec_ws_mode)h.ws_mode;
         r->ws_keep = (unsigned long)h.ws_keep;
+        r->ws_dev = h.ws_dev;
+        r->ws_ino = h.ws_ino;
         r->tmpfs_bytes = h.tmpfs_bytes;
         r->cpu_ms = h.cpu_ms;
         r->as_bytes = h.as_bytes;

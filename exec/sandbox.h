@@ -64,7 +64,8 @@ struct sandbox_request {
         char *const *argv;
         char *const *envp;
         const char *ws_path; /* resolved; sandbox: NULL for none; local: cwd */
-        int ws_tree_fd;      /* detached (idmapped) workspace mount, or -1 */
+        int ws_tree_fd;      /* sandbox: detached workspace mount; local: its directory; or -1 */
+        uint64_t ws_dev, ws_ino; /* the workspace's identity, checked when taken by path */
         enum exec_ws_mode ws_mode;
         unsigned long ws_keep; /* mount flags of the workspace to keep */
         uint64_t tmpfs_bytes;

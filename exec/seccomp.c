@@ -5,6 +5,7 @@
 #include "exec/seccomp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -67,7 +68,7 @@ static const char *const allowlist[] = {
     /* Descriptors; ioctl requests are narrowed by the guard filter. */
     "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl", "pipe", "pipe2",
     /* Paths: open, inspect, create, change. */
-    "open", "openat", "openat2", "creat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs",
+    "open", "openat", "creat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs",
     "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64",
     "getcwd", "chdir", "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink",
     "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
@@ -126,6 +127,31 @@ static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 /* TIOCSTI and TIOCLINUX can push keystrokes into the terminal of whoever
  * reads the output later. */
 static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX};
+
+/* Modes that must never reach a file a sandbox creates or changes: the
+ * workspace is a host directory, and a setuid or setgid file left there runs
+ * with its owner's rights for whoever starts it later. */
+static const unsigned long refused_mode_bits[] = {S_ISUID, S_ISGID};
+
+/* Calls that set a mode, and which argument holds it. */
+static const struct {
+        const char *name;
+        unsigned mode_arg;
+        int flags_arg; /* the open flags (the mode counts only with O_CREAT or
+                        * O_TMPFILE), or -1 */
+} mode_calls[] = {
+    {"chmod", 1, -1},   {"fchmod", 1, -1}, {"fchmodat", 2, -1},  {"fchmodat2", 2, -1},
+    {"creat", 1, -1},   {"open", 2, 1},    {"openat", 3, 2},     {"mknod", 1, -1},
+    {"mknodat", 2, -1},
+};
+
+/* Open flags under which the kernel reads the mode argument (all the bits
+ * of O_TMPFILE, which includes O_DIRECTORY); otherwise it is junk. */
+static const unsigned long creating_flags[] = {O_CREAT, O_TMPFILE};
+
+/* File types mknod may not make: devices (a sandbox holds no CAP_MKNOD,
+ * but the 0:0 "whiteout" character device is open to everyone). */
+static const unsigned long refused_node_types[] = {S_IFCHR, S_IFBLK};
 
 /* ABIs the kernel accepts, by the native arch they run beside. Only the native
  * one is in the filter; the others are refused whole. */
@@ -275,20 +301,69 @@ static int build_allowlist(struct sock_fprog *prog, bool *allowed, char *err, si
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
         if (rc < 0)
                 return fail(err, errlen, rc, "cannot make clone3 answer ENOSYS");
+        /* openat2 hides its mode in memory too; glibc's open never uses it. */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+        if (rc < 0)
+                return fail(err, errlen, rc, "cannot make openat2 answer ENOSYS");
         return export_bpf(ctx, "allowlist", prog, err, errlen);
+}
+
+/* Refuses `nr` when the bits `mask` of argument `arg` equal `val`, and, when
+ * flags_arg >= 0, only if that argument has one of the creating flags. */
+static int refuse_masked(scmp_filter_ctx ctx, int nr, unsigned arg, unsigned long mask,
+                         unsigned long val, int flags_arg)
+{
+        struct scmp_arg_cmp cmp[2] = {
+            {.arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = mask, .datum_b = val}};
+        int rc = 0;
+
+        if (flags_arg < 0)
+                return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, cmp);
+        for (size_t i = 0; i < ARRAY_LEN(creating_flags) && rc == 0; i++) {
+                cmp[1] = (struct scmp_arg_cmp){.arg = (unsigned)flags_arg,
+                                               .op = SCMP_CMP_MASKED_EQ,
+                                               .datum_a = creating_flags[i],
+                                               .datum_b = creating_flags[i]};
+                rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, cmp);
+        }
+        return rc;
+}
+
+/* No call may give a file the setuid or setgid bit, and mknod may not make
+ * a device node. Only the low bits the kernel reads are compared. */
+static int refuse_modes(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+        for (size_t i = 0; i < ARRAY_LEN(mode_calls); i++) {
+                int nr = seccomp_syscall_resolve_name(mode_calls[i].name);
+                bool node = strncmp(mode_calls[i].name, "mknod", 5) == 0;
+                int rc = 0;
+
+                if (nr < 0)
+                        continue; /* not on this arch, or newer than libseccomp */
+                for (size_t b = 0; b < ARRAY_LEN(refused_mode_bits) && rc == 0; b++)
+                        rc = refuse_masked(ctx, nr, mode_calls[i].mode_arg, refused_mode_bits[b],
+                                           refused_mode_bits[b], mode_calls[i].flags_arg);
+                for (size_t t = 0; node && t < ARRAY_LEN(refused_node_types) && rc == 0; t++)
+                        rc = refuse_masked(ctx, nr, mode_calls[i].mode_arg, S_IFMT,
+                                           refused_node_types[t], -1);
+                if (rc < 0)
+                        return fail(err, errlen, rc, "cannot narrow the modes of %s",
+                                    mode_calls[i].name);
+        }
+        return 0;
 }
 
 /* libseccomp drops conditional rules next to an unconditional one, and will
  * not add a rule whose action equals the default. "ioctl, except these
- * requests" therefore lives in its own filter; the kernel obeys the strictest
- * verdict of all installed filters. */
+ * requests" (and "chmod, except these modes") therefore lives in its own
+ * filter; the kernel obeys the strictest verdict of all installed filters. */
 static int build_guard(struct sock_fprog *prog, char *err, size_t errlen)
 {
         scmp_filter_ctx ctx __attribute__((cleanup(release_ctx))) = new_filter(SCMP_ACT_ALLOW);
         int rc;
 
         if (!ctx)
-                return fail(err, errlen, -ENOMEM, "cannot start the seccomp ioctl guard");
+                return fail(err, errlen, -ENOMEM, "cannot start the seccomp guard");
         for (size_t i = 0; i < ARRAY_LEN(refused_ioctls); i++) {
                 rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                       SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, refused_ioctls[i]));
@@ -296,7 +371,9 @@ static int build_guard(struct sock_fprog *prog, char *err, size_t errlen)
                         return fail(err, errlen, rc, "cannot refuse ioctl request %#lx",
                                     refused_ioctls[i]);
         }
-        return export_bpf(ctx, "ioctl guard", prog, err, errlen);
+        if ((rc = refuse_modes(ctx, err, errlen)) < 0)
+                return rc;
+        return export_bpf(ctx, "guard", prog, err, errlen);
 }
 
 /* `allowed` NULL: the ABI is refused as a whole. */

@@ -6,6 +6,18 @@ T_FAILS=0
 T_CHECKS=0
 WORK=$(mktemp -d /tmp/proctor-it.XXXXXX)
 chmod 755 "$WORK"
+# As root, the scratch workspace belongs to an unprivileged user, as any
+# workspace given to sandboxes should: root's sandboxes act on a root-owned
+# one only as nobody (t_sandbox_boundary.sh). give_away PATH... hands what a
+# script makes there as root to that user too.
+T_OWNER=$(id -un)
+if [ "$(id -u)" -eq 0 ]; then
+        T_OWNER=proctor-test
+        id "$T_OWNER" >/dev/null 2>&1 ||
+                useradd --create-home --shell /bin/bash "$T_OWNER" >/dev/null 2>&1
+        chown "$T_OWNER:" "$WORK"
+fi
+give_away() { [ "$(id -u)" -ne 0 ] || chown -R "$T_OWNER:" "$@"; }
 trap 'rm -rf "$WORK"' EXIT
 
 fail() { echo "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }

@@ -167,15 +167,15 @@ sandbox -- sh -c 'kill -KILL $$'
 expect_eq "kill -KILL \$\$: status 137" 137 $?
 sandbox -- true
 expect_eq "true: status 0" 0 $?
-# a sandbox that cannot be built: sysfs cannot be cloned (nor id-mapped)
-# into a user namespace, so a workspace there fails the setup
-"$PROCTOR" exec --mode sandbox --workspace /sys/kernel --json -- true > "$J"
+# a sandbox that cannot be built: overlayfs refuses procfs as its lower
+# layer, so an overlay workspace there fails the setup
+"$PROCTOR" exec --mode sandbox --workspace /proc --workspace-mode overlay --json -- true > "$J"
 rc=$?
 expect_eq "setup failure: status 125" 125 $rc
 expect_eq "setup failure: create, exit, remove" "exec.create exec.exit exec.remove" "$(jv "' '.join(e['type'] for e in ev)")"
 expect_eq "setup failure: reason setup_failed" setup_failed "$(exit_field reason)"
 expect_match "setup failure: error says why" "workspace" "$(exit_field error)"
-err=$("$PROCTOR" exec --mode sandbox --workspace /sys/kernel -- true 2>&1)
+err=$("$PROCTOR" exec --mode sandbox --workspace /proc --workspace-mode overlay -- true 2>&1)
 expect_eq "setup failure without --json: status 125" 125 $?
 expect_match "setup failure: one line naming why" "^proctor exec: .*workspace.*: " "$err"
 expect_eq "setup failure: exactly one line" 1 "$(printf '%s\n' "$err" | wc -l)"

@@ -11,6 +11,7 @@
 #include "core/options.h"
 #include "core/tools.h"
 #include "core/trace.h"
+#include "exec/env.h"
 #include "tui/tui.h"
 
 static void print_help(void)
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
 {
         int rc;
 
+        env_process_init(argc, argv);
         /* Writes to a closed pipe must fail with EPIPE, not kill proctor;
          * executions get the default disposition back before exec. */
         signal(SIGPIPE, SIG_IGN);

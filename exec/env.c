@@ -135,3 +135,50 @@ void env_free(char **envp)
                 free(envp[i]);
         free(envp);
 }
+
+/* The kernel shows a process's initial argument and environment strings
+ * (/proc/PID/cmdline and environ) from the memory they started in; every
+ * child cloned without exec shares a copy of that memory. */
+static char *args_start, *args_end, *env_start, *env_end;
+
+void env_process_init(int argc, char **argv)
+{
+        char **e;
+
+        if (argc > 0) {
+                args_start = argv[0];
+                args_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
+        }
+        for (e = environ; e != NULL && *e != NULL; e++) {
+                char *end = *e + strlen(*e) + 1;
+                if (env_start == NULL || *e < env_start)
+                        env_start = *e;
+                if (end > env_end)
+                        env_end = end;
+        }
+        for (e = environ; e != NULL && *e != NULL; e++) {
+                char *eq = strchr(*e, '=');
+                char *orig = *e;
+                if (eq == NULL || !env_is_secret(orig))
+                        continue;
+                /* The value moves to the heap (setenv copies it), then its
+                 * first copy is wiped where /proc can read it. */
+                *eq = '\0';
+                if (setenv(orig, eq + 1, 1) == 0)
+                        memset(eq + 1, 0, strlen(eq + 1));
+                *eq = '=';
+        }
+}
+
+void env_blank_process_strings(void)
+{
+        static const char title[] = "proctor-init";
+
+        if (env_start != NULL && env_end > env_start)
+                memset(env_start, 0, (size_t)(env_end - env_start));
+        if (args_start != NULL && args_end > args_start) {
+                memset(args_start, 0, (size_t)(args_end - args_start));
+                if ((size_t)(args_end - args_start) > sizeof(title))
+                        memcpy(args_start, title, sizeof(title));
+        }
+}

@@ -16,4 +16,16 @@ bool env_is_secret(const char *name_or_assignment);
 char **env_build(bool sandbox, char *const *extra);
 void env_free(char **envp);
 
+/* Call first thing in main: remembers where the process's argument and
+ * environment strings live, and wipes secret values from that memory (they
+ * stay readable through getenv, from the heap), so that neither
+ * /proc/PID/environ of proctor nor that of a child cloned from it shows an
+ * API key to a process of the same user. */
+void env_process_init(int argc, char **argv);
+
+/* In a child cloned from proctor that will not exec itself (an execution's
+ * init): blanks its copy of those strings, so a command cannot read the
+ * operator's arguments (a prompt, say) or environment from its parent. */
+void env_blank_process_strings(void);
+
 #endif

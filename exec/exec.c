@@ -790,8 +790,8 @@ static void on_stdin_written(uv_write_t *req, int status)
 
 /* The host ids a child runs as: the workspace's (see exec_workspace_open);
  * a sandbox without a workspace run by root gets nobody. */
-static void pick_ids(const struct exec_request *req, const struct exec_workspace *ws,
-                     uint32_t *uid, uint32_t *gid)
+static void pick_ids(const struct exec_request *req, const struct exec_workspace *ws, uint32_t *uid,
+                     uint32_t *gid)
 {
         if (req->isolation == EXEC_LOCAL || geteuid() != 0) {
                 *uid = geteuid();

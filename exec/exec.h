@@ -61,10 +61,10 @@ struct exec_result {
 
 struct exec_request {
         enum exec_isolation isolation;
-        char *const *argv;         /* argv[0] resolved through PATH in the target */
+        char *const *argv;               /* argv[0] resolved through PATH in the target */
         const struct exec_workspace *ws; /* NULL: `workspace` is opened for this call */
         const char *workspace;           /* host directory; NULL: current directory */
-        enum exec_ws_mode ws_mode; /* sandbox only */
+        enum exec_ws_mode ws_mode;       /* sandbox only */
         struct exec_limits limits;
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/env.h"
 #include "exec/seccomp.h"
 
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
@@ -42,8 +45,14 @@
 #endif
 
 #define SB_MAX_FILES 24
-#define SB_MAX_LINKS 24
-#define SB_MAX_BINDS 16
+
+/* Per-sandbox bounds on what the kernel counts per user. */
+#define SANDBOX_SIGPENDING  256
+#define SANDBOX_MSGQUEUE    (64u << 10)
+#define SANDBOX_NOFILE_SOFT 1024
+#define SANDBOX_NOFILE      4096
+#define SB_MAX_LINKS        24
+#define SB_MAX_BINDS        16
 
 struct sb_file {
         char path[48]; /* relative to the new root */
@@ -411,6 +420,49 @@ static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_r
                 setup_fail(p, "workspace remount");
 }
 
+/* Kernel objects counted per user (not per process) are charged to every
+ * user namespace up to the host's: a sandbox holding all of them would take
+ * them from the operator and other sandboxes. Bound them in the sandbox's
+ * own user namespace (RLIMIT_SIGPENDING, MSGQUEUE and NOFILE are set just
+ * before exec). */
+static void bound_kernel_counters(const struct sandbox_plan *p)
+{
+        static const char *const limits[][2] = {
+            {"proc/sys/user/max_inotify_instances", "32"},
+            {"proc/sys/user/max_inotify_watches", "8192"},
+            {"proc/sys/user/max_fanotify_groups", "0"},
+            {"proc/sys/user/max_fanotify_marks", "0"},
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+                int fd = open(limits[i][0], O_WRONLY | O_CLOEXEC);
+                /* A kernel without the setting has no such counter. */
+                if (fd < 0 && errno == ENOENT)
+                        continue;
+                if (fd < 0 || write(fd, limits[i][1], strlen(limits[i][1])) < 0)
+                        setup_fail(p, limits[i][0]);
+                close(fd);
+        }
+}
+
+/* The network namespace is empty but for its own loopback, which starts
+ * down: bring it up so a command can reach a server it started itself. */
+static void loopback_up(const struct sandbox_plan *p)
+{
+        struct ifreq ifr;
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        memset(&ifr, 0, sizeof(ifr));
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+                setup_fail(p, "loopback");
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+                setup_fail(p, "loopback up");
+        close(s);
+}
+
 /* The request-independent part of the fresh root, done while the child
  * waits: a tmpfs staged over /tmp in the new mount namespace (the host's
  * /tmp is untouched), filled, and pivoted into with the host's root kept at
@@ -448,6 +500,8 @@ static void build_base(const struct sandbox_plan *p, int self)
         close(self);
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
+        bound_kernel_counters(p);
+        loopback_up(p);
         if (syscall(SYS_pivot_root, ".", ".oldroot") != 0)
                 setup_fail(p, "pivot_root");
         if (chdir("/") != 0)
@@ -534,8 +588,13 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                 set_limit(RLIMIT_AS, r->as_bytes, r->as_bytes);
         if (r->nproc > 0)
                 set_limit(RLIMIT_NPROC, r->nproc, r->nproc);
-        if (p->isolate)
+        if (p->isolate) {
                 set_limit(RLIMIT_CORE, 0, 0);
+                /* Counted per user across namespaces: see bound_kernel_counters. */
+                set_limit(RLIMIT_SIGPENDING, SANDBOX_SIGPENDING, SANDBOX_SIGPENDING);
+                set_limit(RLIMIT_MSGQUEUE, SANDBOX_MSGQUEUE, SANDBOX_MSGQUEUE);
+                set_limit(RLIMIT_NOFILE, SANDBOX_NOFILE_SOFT, SANDBOX_NOFILE);
+        }
         syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
         if (p->seccomp != NULL && (e = seccomp_policy_load(p->seccomp)) < 0) {
                 send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
@@ -875,6 +934,7 @@ void sandbox_child(const struct sandbox_plan *p)
         int st;
 
         reset_signals();
+        env_blank_process_strings();
         if (p->isolate) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
         } else {

@@ -68,12 +68,12 @@ static const char *const allowlist[] = {
     /* Descriptors; ioctl requests are narrowed by the guard filter. */
     "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl", "pipe", "pipe2",
     /* Paths: open, inspect, create, change. */
-    "open", "openat", "creat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs",
-    "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64",
-    "getcwd", "chdir", "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink",
-    "unlinkat", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
-    "mknod", "mknodat", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
-    "fchownat", "utime", "utimes", "futimesat", "utimensat",
+    "open", "openat", "creat", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs",
+    "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "chdir",
+    "fchdir", "umask", "truncate", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
+    "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod",
+    "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+    "futimesat", "utimensat",
     /* Extended attributes: cp -a, ls -l (ACLs), tar. */
     "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "setxattr",
     "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
@@ -140,9 +140,9 @@ static const struct {
         int flags_arg; /* the open flags (the mode counts only with O_CREAT or
                         * O_TMPFILE), or -1 */
 } mode_calls[] = {
-    {"chmod", 1, -1},   {"fchmod", 1, -1}, {"fchmodat", 2, -1},  {"fchmodat2", 2, -1},
-    {"creat", 1, -1},   {"open", 2, 1},    {"openat", 3, 2},     {"mknod", 1, -1},
-    {"mknodat", 2, -1},
+    {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1},
+    {"fchmodat2", 2, -1}, {"creat", 1, -1},  {"open", 2, 1},
+    {"openat", 3, 2},     {"mknod", 1, -1},  {"mknodat", 2, -1},
 };
 
 /* Open flags under which the kernel reads the mode argument (all the bits

@@ -10,8 +10,8 @@
 #include "exec/exec.h"
 
 struct exec_workspace {
-        int fd;             /* O_PATH, the directory itself */
-        struct stat st;     /* its identity when opened */
+        int fd;         /* O_PATH, the directory itself */
+        struct stat st; /* its identity when opened */
         char path[PATH_MAX];
         unsigned long keep; /* mount flags a bind of it must keep */
         uint32_t uid, gid;  /* host ids sandboxes act on it with */

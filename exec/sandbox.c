@@ -428,7 +428,7 @@ static void mount_workspace(const struct sandbox_plan *p, const struct sandbox_r
 static void bound_kernel_counters(const struct sandbox_plan *p)
 {
         static const char *const limits[][2] = {
-            {"proc/sys/user/max_inotify_instances", "32"},
+            {"proc/sys/user/max_inotify_instances", "16"},
             {"proc/sys/user/max_inotify_watches", "8192"},
             {"proc/sys/user/max_fanotify_groups", "0"},
             {"proc/sys/user/max_fanotify_marks", "0"},

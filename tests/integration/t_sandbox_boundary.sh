@@ -1,0 +1,266 @@
+#!/bin/bash
+# The boundary around a sandbox: what it leaves in the host workspace, whose
+# rights it acts with there, how the workspace is found on every call, what
+# it can learn of proctor's own process, and which per-user kernel counters
+# it can take from the host. Each check makes the attack; a local-mode
+# control shows the attack is real where the sandbox does not stop it.
+# as-user: yes
+. "$(dirname "$0")/lib.sh"
+
+# host_ids_of_sandbox WORKSPACE: the Uid: and Gid: lines of a sandboxed
+# command's host process
+host_ids_of_sandbox() {
+        local mark=3.$$$RANDOM p pid=""
+        "$PROCTOR" exec --mode sandbox --workspace "$1" -- sleep "$mark" >/dev/null 2>&1 &
+        p=$!
+        track_pid $p
+        track_marker "sleep $mark"
+        for _ in $(seq 100); do
+                pid=$(pgrep -x -f "sleep $mark" | head -n 1)
+                [ -n "$pid" ] && break
+                sleep 0.05
+        done
+        [ -n "$pid" ] && grep -E '^(Uid|Gid|Groups):' "/proc/$pid/status"
+        kill -TERM $p 2>/dev/null
+        wait $p 2>/dev/null
+}
+
+# ---- no setuid, setgid, capability or device file lands in the workspace ----
+cat > "$WORK/plant.py" <<'EOF'
+import os, stat, sys
+ws = sys.argv[1]
+def attempt(name, fn):
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, "fail", e.errno)
+sh = os.path.join(ws, "sh-copy")
+with open("/bin/sh", "rb") as src, open(sh, "wb") as dst:
+    dst.write(src.read())
+attempt("chmod-4755", lambda: os.chmod(sh, 0o4755))
+attempt("chmod-2755", lambda: os.chmod(sh, 0o2755))
+def fchmod():
+    fd = os.open(sh, os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o6755)
+    finally:
+        os.close(fd)
+attempt("fchmod-6755", fchmod)
+attempt("open-creat-4755", lambda: os.close(os.open(os.path.join(ws, "created"), os.O_CREAT | os.O_WRONLY, 0o4755)))
+def tmpfile():
+    fd = os.open(ws, os.O_TMPFILE | os.O_WRONLY, 0o2755)
+    os.link("/proc/self/fd/%d" % fd, os.path.join(ws, "linked"))
+attempt("o_tmpfile-2755", tmpfile)
+os.mkdir(os.path.join(ws, "dir"))
+attempt("chmod-dir-2775", lambda: os.chmod(os.path.join(ws, "dir"), 0o2775))
+attempt("mknod-chr-0-0", lambda: os.mknod(os.path.join(ws, "whiteout"), 0o600 | stat.S_IFCHR, os.makedev(0, 0)))
+attempt("mknod-blk", lambda: os.mknod(os.path.join(ws, "blk"), 0o600 | stat.S_IFBLK, os.makedev(7, 0)))
+attempt("mknod-reg-4755", lambda: os.mknod(os.path.join(ws, "regnode"), 0o4755 | stat.S_IFREG))
+attempt("mknod-fifo", lambda: os.mknod(os.path.join(ws, "fifo"), 0o600 | stat.S_IFIFO))
+# a version 2 capability set: cap_setuid in permitted and effective
+cap = bytes.fromhex("01000002" + "80000000" + "00000000" + "00000000" + "00000000")
+attempt("setxattr-capability", lambda: os.setxattr(sh, "security.capability", cap))
+attempt("chmod-0755", lambda: os.chmod(sh, 0o755))
+EOF
+mkdir "$WORK/plant"
+give_away "$WORK/plant"
+out=$(sandbox -- python3 /workspace/plant.py /workspace/plant 2>&1)
+for a in chmod-4755 chmod-2755 fchmod-6755 open-creat-4755 o_tmpfile-2755 chmod-dir-2775 \
+        mknod-chr-0-0 mknod-blk mknod-reg-4755 setxattr-capability; do
+        expect_match "sandbox: $a refused" "^$a fail " "$(grep "^$a " <<<"$out")"
+done
+expect_eq "sandbox: an ordinary chmod still works" "chmod-0755 ok" "$(grep '^chmod-0755 ' <<<"$out")"
+expect_eq "sandbox: a FIFO may still be made" "mknod-fifo ok" "$(grep '^mknod-fifo ' <<<"$out")"
+expect_eq "nothing setuid or setgid landed on the host" "" "$(find "$WORK/plant" -perm /6000 2>&1)"
+expect_eq "no device node landed on the host" "" "$(find "$WORK/plant" \( -type c -o -type b \) 2>&1)"
+expect_eq "no file capability landed on the host" "none" \
+        "$(python3 -c 'import os, sys
+try: os.getxattr(sys.argv[1], "security.capability"); print("present")
+except OSError: print("none")' "$WORK/plant/sh-copy")"
+# the issue's own reproduction, through the shell
+sandbox -- sh -c 'cp /bin/sh /workspace/x; chmod 4755 /workspace/x; chmod g+s /workspace/x' >/dev/null 2>&1
+expect_eq "cp /bin/sh; chmod 4755: no setuid file on the host" "" "$(find "$WORK/x" -perm /6000 2>&1)"
+# control: the same chmod in local mode does set the bit, so the check can fail
+local_exec -- chmod 4755 "$WORK/x"
+expect_eq "control: local mode sets the setuid bit" "x" "$(find "$WORK/x" -perm -4000 -printf '%f')"
+rm -f "$WORK/x"
+
+# ---- a root-owned workspace is acted on as nobody, never as root ----
+if is_root; then
+        rw=$(mktemp -d /tmp/proctor-it-rootws.XXXXXX)
+        at_exit rm -rf "$rw"
+        chmod 755 "$rw"
+        echo secret > "$rw/secret"; chmod 600 "$rw/secret"
+        echo shared > "$rw/shared"
+        mkdir -m 700 "$rw/private"
+        mkdir -m 1777 "$rw/drop"
+        # a root-only control socket, as a root daemon would keep it
+        cat > "$WORK/ctl.py" <<'EOF'
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(4)
+open(sys.argv[2], "w").close()
+s.settimeout(0.2); end = time.time() + 30
+while time.time() < end and not os.path.exists(sys.argv[3]):
+    try:
+        c, _ = s.accept(); c.sendall(b"root-answer\n"); c.close()
+    except socket.timeout:
+        pass
+EOF
+        python3 "$WORK/ctl.py" "$rw/private/ctl.sock" "$WORK/ctl.ready" "$WORK/ctl.stop" &
+        track_pid $!
+        at_exit touch "$WORK/ctl.stop"
+        wait_until 5 test -e "$WORK/ctl.ready" || fail "the root control socket did not start"
+        connect='import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print("connected", s.recv(20).decode().strip())
+except OSError as e:
+    print("refused", e.errno)'
+        expect_eq "control: root reaches its socket" "connected root-answer" \
+                "$(python3 -c "$connect" "$rw/private/ctl.sock")"
+        for m in rw ro overlay; do
+                out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" --workspace-mode $m -- \
+                        python3 -c "$connect" /workspace/private/ctl.sock 2>&1)
+                expect_match "root-owned, $m: the root-only socket is out of reach" "^refused " "$out"
+                out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" --workspace-mode $m -- \
+                        sh -c 'cat /workspace/secret 2>&1; cat /workspace/shared' 2>&1)
+                expect_match "root-owned, $m: a 0600 root file is unreadable" "Permission denied" "$out"
+                expect_match "root-owned, $m: a world-readable file reads" "shared" "$out"
+        done
+        out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" -- sh -c \
+                'echo x > /workspace/new 2>&1 || echo write-refused; cp /bin/sh /workspace/drop/x && chmod 4755 /workspace/drop/x; echo y > /workspace/drop/f' 2>&1)
+        expect_match "root-owned: no write where only root may write" "write-refused" "$out"
+        expect_eq "root-owned: nothing new at the top" "" "$(find "$rw" -maxdepth 1 -newer "$rw/shared" -type f)"
+        expect_eq "root-owned: a file in a world-writable directory belongs to nobody" \
+                "65534 65534" "$(stat -c '%u %g' "$rw/drop/f" 2>&1)"
+        expect_eq "root-owned: no setuid file from the sandbox" "" "$(find "$rw" -perm /6000)"
+        expect_match "root-owned: the sandbox runs as nobody on the host" \
+                "^Uid:([[:space:]]+65534){4}" "$(host_ids_of_sandbox "$rw" | grep '^Uid:')"
+
+        # ---- the sandbox's group is never the workspace directory's ----
+        if getent group shadow >/dev/null; then
+                gw=$WORK/grp
+                mkdir "$gw"
+                chown "$T_OWNER:shadow" "$gw"
+                chmod 775 "$gw"
+                echo shadowed > "$gw/shadowed"; chown root:shadow "$gw/shadowed"; chmod 640 "$gw/shadowed"
+                pg=$(id -g "$T_OWNER")
+                out=$("$PROCTOR" exec --mode sandbox --workspace "$gw" -- sh -c \
+                        'cat /workspace/shadowed 2>&1; echo made > /workspace/made' 2>&1)
+                expect_match "group shadow: a group-only file is unreadable" "Permission denied" "$out"
+                expect_eq "group shadow: new files get the owner's primary group" "$pg" "$(stat -c %g "$gw/made")"
+                expect_no_match "group shadow: the sandbox never holds the shadow group" \
+                        "[[:space:]]$(getent group shadow | cut -d: -f3)([[:space:]]|$)" \
+                        "$(host_ids_of_sandbox "$gw" | grep -E '^(Gid|Groups):')"
+                expect_match "group shadow: the sandbox runs with the owner's primary group" \
+                        "^Gid:[[:space:]]+$pg[[:space:]]" "$(host_ids_of_sandbox "$gw" | grep '^Gid:')"
+        fi
+fi
+# ---- the workspace is opened once: a swapped path never redirects a call ----
+P=$WORK/parent
+mkdir -p "$P/proj"
+echo mine > "$P/proj/marker"
+give_away "$P"
+S=$WORK/scripts
+mkdir -p "$S"
+cat > "$S/swap.jsonl" <<'EOF'
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "ls /workspace; sleep 2"}}]}
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "ls /workspace"}}]}
+{"content": "done"}
+EOF
+"$PROCTOR" run --json --mode sandbox --model "script:$S/swap.jsonl" --workspace "$P/proj" \
+        --trace "$WORK/swap.trace" go > "$WORK/swap.jsonl" 2>"$WORK/swap.err" &
+sp=$!
+track_pid $sp
+sleep 1
+# another sandbox whose workspace is the parent replaces proj by a link to /etc
+"$PROCTOR" exec --mode sandbox --workspace "$P" -- sh -c 'mv proj proj.real && ln -s /etc proj'
+expect_eq "the parent's sandbox swapped proj for a symlink" "/etc" "$(readlink "$P/proj")"
+wait $sp
+second=$(events_eval "$WORK/swap.jsonl" 'res(1)["output"]')
+expect_no_match "the next call does not get /etc" "passwd|root:x|hostname" "$second"
+expect_match "the next call gets the session's own directory, or a refusal" \
+        "^marker|moved or replaced" "$second"
+out=$("$PROCTOR" exec --mode sandbox --workspace "$P/proj" -- ls /workspace 2>&1); rc=$?
+expect_eq "a new session on the swapped path is refused" 2 $rc
+expect_match "the refusal names the symbolic link" "workspace .*proj is a symbolic link" "$out"
+
+# ---- proctor's own process: no key in its environment, no argv in the init ----
+key=sk-proctor-test-$RANDOM$RANDOM$RANDOM
+# a local command reads its parent (the execution's init) and proctor itself
+out=$(PROCTOR_API_KEY=$key OPENAI_API_KEY=$key PROCTOR_PROBE=probe-$key "$PROCTOR" exec --mode local \
+        --workspace "$WORK" -- sh -c 'tr "\0" "\n" < /proc/$PPID/environ
+                pp=$(awk "/^PPid:/ { print \$2 }" /proc/$PPID/status); tr "\0" "\n" < /proc/$pp/environ' 2>&1)
+expect_no_match "local: no key in its parents' /proc environ" "$key" "$(grep -v '^PROCTOR_PROBE=' <<<"$out")"
+# control: the same read shows an ordinary variable, so the read works
+expect_match "control: proctor's environ is readable" "^PROCTOR_PROBE=probe-$key" "$out"
+mark=argv-marker-$RANDOM
+out=$(PROCTOR_API_KEY=$key "$PROCTOR" exec --mode sandbox --workspace "$WORK" -- \
+        sh -c "tr '\\0' '\\n' < /proc/1/cmdline; tr '\\0' '\\n' < /proc/1/environ 2>/dev/null # $mark" 2>&1)
+expect_no_match "sandbox: the init's cmdline shows no host argument" "$mark|--workspace" "$out"
+expect_no_match "sandbox: the init's environ shows no key" "$key" "$out"
+PROCTOR_API_KEY=$key "$PROCTOR" exec --mode sandbox --workspace "$WORK" -- sleep 2 &
+px=$!
+track_pid $px
+sleep 0.3
+expect_match "control: proctor's environ still names the variable" "^PROCTOR_API_KEY=" \
+        "$(tr '\0' '\n' < /proc/$px/environ | grep '^PROCTOR_API_KEY')"
+expect_no_match "proctor's own /proc environ holds no key" "$key" "$(tr '\0' '\n' < /proc/$px/environ)"
+wait $px
+
+# ---- loopback: a command reaches a server it started itself ----
+out=$(sandbox -- python3 -c 'import socket, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+def serve():
+    c, _ = s.accept(); c.sendall(b"own-server"); c.close()
+threading.Thread(target=serve).start()
+c = socket.create_connection(("127.0.0.1", s.getsockname()[1]), timeout=5)
+print(c.recv(20).decode())' 2>&1)
+expect_eq "sandbox: its own server on 127.0.0.1 answers" "own-server" "$out"
+
+# ---- per-user kernel counters stay bounded per sandbox ----
+cat > "$WORK/hog.py" <<'EOF'
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 1000 and libc.inotify_init1(0) >= 0:
+    n += 1
+print("inotify", n)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+q = 0
+while q < 5000:
+    try:
+        os.kill(os.getpid(), signal.SIGRTMIN)
+    except OSError:
+        break
+    q += 1
+sigq = [l for l in open("/proc/self/status") if l.startswith("SigQ:")][0].split()[1]
+print("sigq", sigq.split("/")[0])
+sys.stdout.flush()
+if len(sys.argv) > 1:
+    open(sys.argv[1], "w").close()
+    time.sleep(3)
+EOF
+out=$(sandbox -- python3 /workspace/hog.py 2>&1)
+expect_match "sandbox: inotify instances stop at its own bound" "^inotify ([1-9]|1[0-6])$" \
+        "$(grep '^inotify' <<<"$out")"
+expect_match "sandbox: queued signals stop at its own bound" "^sigq ([0-9]{1,2}|1[0-9]{2}|2[0-5][0-9])$" \
+        "$(grep '^sigq' <<<"$out")"
+# control: in local mode the same program takes far more
+out=$(local_exec -- python3 "$WORK/hog.py" 2>&1)
+expect_match "control: local mode takes more inotify instances" "^inotify (1[7-9]|[2-9][0-9]|[1-9][0-9]{2,})$" \
+        "$(grep '^inotify' <<<"$out")"
+expect_match "control: local mode queues more signals" "^sigq ([3-9][0-9]{2}|[0-9]{4,})$" \
+        "$(grep '^sigq' <<<"$out")"
+# while four sandboxes hold all they may, the operator still gets its own
+for i in 1 2 3 4; do
+        sandbox -- python3 /workspace/hog.py "/workspace/held.$i" >/dev/null 2>&1 &
+        track_pid $!
+done
+held() { [ "$(ls "$WORK"/held.* 2>/dev/null | wc -l)" -eq 4 ]; }
+wait_until 15 held || fail "the four hogs did not all start"
+expect_eq "the host user still gets an inotify instance" ok "$(python3 -c 'import ctypes
+print("ok" if ctypes.CDLL(None).inotify_init1(0) >= 0 else "EMFILE")')"
+wait
+finish

@@ -102,6 +102,7 @@ int cmd_exec_main(int argc, char **argv)
         struct run r;
         struct exec_request req;
         struct exec_engine *eng = NULL;
+        struct exec_workspace *ws = NULL;
         struct bus *bus = NULL;
         uv_loop_t loop;
         char err[512], why[300];
@@ -122,15 +123,24 @@ int cmd_exec_main(int argc, char **argv)
         memset(&req, 0, sizeof(req));
         req.isolation = o.mode;
         req.argv = argv + o.argi;
-        req.workspace = o.workspace;
         req.ws_mode = o.ws_mode;
         req.limits = o.limits;
 
+        rc = exec_workspace_open(o.workspace, &ws, err, sizeof(err));
+        if (rc == 0 && o.mode == EXEC_SANDBOX)
+                rc = config_protect_own(ws, o.config, err, sizeof(err));
+        if (rc < 0) {
+                fprintf(stderr, "proctor exec: %s\n", err);
+                exec_workspace_free(ws);
+                return 2;
+        }
+        req.ws = ws;
         uv_loop_init(&loop);
         rc = exec_engine_new(&loop, NULL, &eng, err, sizeof(err));
         if (rc < 0) {
                 fprintf(stderr, "proctor exec: %s\n", err);
                 uv_loop_close(&loop);
+                exec_workspace_free(ws);
                 return 125;
         }
         bus = bus_new();
@@ -166,5 +176,6 @@ out:
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         bus_free(bus);
+        exec_workspace_free(ws);
         return status;
 }

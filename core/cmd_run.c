@@ -63,9 +63,14 @@ static void print_human(const json_t *ev, void *ud)
                 bus_write_all(1, t, strlen(t));
                 r->at_line_start = t[0] != '\0' && t[strlen(t) - 1] == '\n';
         } else if (strcmp(type, "session.start") == 0) {
-                fprintf(stderr, "proctor: session %s: %s mode, model %s, workspace %s\n",
-                        str(ev, "session_id"), str(ev, "mode"), str(ev, "model"),
-                        str(ev, "workspace"));
+                /* Where the mode came from, so that a changed config file
+                 * never switches a session to the host unnoticed. */
+                fprintf(
+                    stderr, "proctor: session %s: %s mode (from %s)%s, model %s, workspace %s\n",
+                    str(ev, "session_id"), str(ev, "mode"), str(ev, "mode_from"),
+                    strcmp(str(ev, "mode"), "local") == 0 ? ", tools run on this host, not isolated"
+                                                          : "",
+                    str(ev, "model"), str(ev, "workspace"));
         } else if (strcmp(type, "model.message") == 0) {
                 newline_if_needed(r);
         } else if (strcmp(type, "tool.call") == 0) {
@@ -192,11 +197,13 @@ int cmd_run_main(int argc, char **argv)
         }
         prompt = join_args(argc - o.argi, argv + o.argi);
         so.mode = o.mode;
+        so.mode_from = o.mode_from;
         so.model = o.model;
         so.provider.base_url = o.base_url;
         so.provider.retries = o.provider_retries;
         so.provider.idle_timeout_ms = (uint32_t)o.provider_timeout_ms;
         so.workspace = o.workspace;
+        so.config_file = o.config;
         so.ws_mode = o.ws_mode;
         so.limits = o.limits;
         so.max_iterations = o.max_iterations;
@@ -205,6 +212,8 @@ int cmd_run_main(int argc, char **argv)
         rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));
         if (rc == 0) {
                 rc = trace_open(o.trace, session_id(r.s), &trace, err, sizeof(err));
+                if (rc == 0)
+                        rc = session_protect(r.s, trace_path(trace), err, sizeof(err));
                 if (rc < 0)
                         session_free(r.s);
         }

@@ -425,6 +425,12 @@ static int load_file(const char *file, int must_exist, struct options *o, char *
                 rc = type_error(&l, "top level", "an object", root);
         else
                 rc = apply_section(&l, top_keys, root, "", &tmp);
+        if (rc >= 0 && json_object_get(root, "tool_execution_mode") != NULL) {
+                char from[PATH_MAX + 16];
+                snprintf(from, sizeof(from), "config file %s", file);
+                if ((tmp.mode_from = keep(from)) == NULL)
+                        rc = -ENOMEM;
+        }
         json_decref(root);
         if (rc < 0)
                 return rc;
@@ -450,6 +456,8 @@ static int apply_env(struct options *o, char *err, size_t errlen)
                          "TOOL_EXECUTION_MODE: unknown mode '%s' (expected local or sandbox)", v);
                 return -EINVAL;
         }
+        if (v != NULL && v[0] != '\0')
+                o->mode_from = "TOOL_EXECUTION_MODE";
         for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
                 v = getenv(strs[i].var);
                 if (v == NULL || v[0] == '\0')
@@ -496,5 +504,27 @@ int config_resolve(int argc, char **argv, struct options *o, char *err, size_t e
         if (rc < 0)
                 return rc;
         o->config = loaded;
+        return 0;
+}
+
+int config_protect_own(struct exec_workspace *ws, const char *config_file, char *err, size_t errlen)
+{
+        static const char *const dirs[][2] = {
+            {"XDG_CONFIG_HOME", ".config"},
+            {"XDG_STATE_HOME", ".local/state"},
+            {"XDG_CACHE_HOME", ".cache"},
+        };
+        char path[PATH_MAX];
+        size_t i;
+        int rc;
+
+        for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+                if (config_xdg_path(dirs[i][0], dirs[i][1], "proctor", path, sizeof(path)) < 0)
+                        continue;
+                if ((rc = exec_workspace_protect(ws, path, true, err, errlen)) < 0)
+                        return rc;
+        }
+        if (config_file != NULL && realpath(config_file, path) != NULL)
+                return exec_workspace_protect(ws, path, false, err, errlen);
         return 0;
 }

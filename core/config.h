@@ -32,4 +32,10 @@ void config_release(void);
  * or -ENAMETOOLONG. */
 int config_xdg_path(const char *var, const char *fallback, const char *rel, char *buf, size_t len);
 
+/* Keeps proctor's own directories (config, themes, state and traces, cache)
+ * and the config file in use read-only inside every sandbox of `ws`, when
+ * they lie in it. 0 or -errno with err filled. */
+int config_protect_own(struct exec_workspace *ws, const char *config_file, char *err,
+                       size_t errlen);
+
 #endif

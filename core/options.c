@@ -27,6 +27,7 @@ void options_builtin(struct options *o)
 {
         memset(o, 0, sizeof(*o));
         o->mode = EXEC_LOCAL;
+        o->mode_from = "default";
         o->ws_mode = EXEC_WS_RW;
         o->limits = exec_limits_default();
         o->max_iterations = 100;
@@ -39,8 +40,8 @@ void options_defaults(struct options *o)
         const char *env = getenv("TOOL_EXECUTION_MODE");
 
         options_builtin(o);
-        if (env != NULL && env[0] != '\0')
-                options_parse_mode(env, &o->mode);
+        if (env != NULL && env[0] != '\0' && options_parse_mode(env, &o->mode) == 0)
+                o->mode_from = "TOOL_EXECUTION_MODE";
 }
 
 int options_parse_mode(const char *s, enum exec_isolation *out)
@@ -108,8 +109,10 @@ static int set_value(struct options *o, const struct opt *op, const char *v, cha
                 *(const char **)base = v;
                 return 0;
         case O_MODE:
-                if (options_parse_mode(v, (enum exec_isolation *)base) == 0)
+                if (options_parse_mode(v, (enum exec_isolation *)base) == 0) {
+                        o->mode_from = "--mode";
                         return 0;
+                }
                 snprintf(err, errlen, "--mode: unknown mode '%s' (expected local or sandbox)", v);
                 return -EINVAL;
         case O_WSMODE:

@@ -10,6 +10,9 @@
 
 struct options {
         enum exec_isolation mode;
+        /* Where the mode came from, for people: "default", "--mode",
+         * "TOOL_EXECUTION_MODE" or "config file PATH". */
+        const char *mode_from;
         const char *model;
         const char *base_url;
         const char *config;

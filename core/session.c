@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/dispatch.h"
 #include "core/exec_report.h"
 #include "core/options.h"
@@ -77,6 +78,11 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 return rc;
         }
         s->workspace = exec_workspace_path(s->ws);
+        if ((rc = config_protect_own(s->ws, o->config_file, err, errlen)) < 0) {
+                exec_workspace_free(s->ws);
+                free(s);
+                return rc;
+        }
         s->loop = loop;
         s->bus = bus;
         s->opts = *o;
@@ -102,10 +108,17 @@ fail:
         return rc;
 }
 
+int session_protect(struct session *s, const char *path, char *err, size_t errlen)
+{
+        return exec_workspace_protect(s->ws, path, false, err, errlen);
+}
+
 int session_set_mode(struct session *s, enum exec_isolation mode)
 {
         if (s->started)
                 return -EBUSY;
+        if (mode != s->opts.mode)
+                s->opts.mode_from = "the setup screen";
         s->opts.mode = mode;
         return 0;
 }
@@ -179,11 +192,12 @@ static int start(struct session *s)
         s->started = true;
         s->t0_ms = now_ms();
         bus_emit(s->bus, "session.start",
-                 json_pack("{s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:I,s:s}", "session_id", s->id, "mode",
-                           options_mode_name(s->opts.mode), "model", s->provider->label, "scripted",
-                           s->provider->scripted, "workspace", s->workspace, "workspace_mode",
-                           exec_ws_mode_name(s->opts.ws_mode), "limits",
-                           exec_report_limits_json(&s->opts.limits), "max_iterations",
+                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:I,s:s}", "session_id", s->id, "mode",
+                           options_mode_name(s->opts.mode), "mode_from",
+                           s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
+                           s->provider->label, "scripted", s->provider->scripted, "workspace",
+                           s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
+                           "limits", exec_report_limits_json(&s->opts.limits), "max_iterations",
                            (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
                            "version", PROCTOR_VERSION));
         return 0;

@@ -17,9 +17,11 @@
 
 struct session_opts {
         enum exec_isolation mode;
-        const char *model; /* spec; NULL: provider_default_spec() */
+        const char *mode_from; /* where the mode came from (options.mode_from) */
+        const char *model;     /* spec; NULL: provider_default_spec() */
         struct provider_config provider;
-        const char *workspace; /* NULL: the current directory */
+        const char *workspace;   /* NULL: the current directory */
+        const char *config_file; /* the config file read, kept read-only in sandboxes */
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         uint64_t max_iterations;
@@ -31,6 +33,10 @@ struct session;
  * (bad model spec, bad workspace) name the problem. */
 int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 struct session **out, char *err, size_t errlen);
+
+/* Keeps a file of proctor's (the trace) read-only in the session's
+ * sandboxes if it lies in the workspace. 0 or -errno with err filled. */
+int session_protect(struct session *s, const char *path, char *err, size_t errlen);
 
 /* Flips the mode; -EBUSY once the session has started. */
 int session_set_mode(struct session *s, enum exec_isolation mode);

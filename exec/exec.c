@@ -1131,12 +1131,15 @@ static int write_stdin(struct exec *e, const char *data, size_t len)
  * namespace, so its child takes the path in its own, and checks that it
  * found the very directory that was opened (ws_dev, ws_ino). */
 static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
-                              struct sandbox_request *r, char *err, size_t errlen)
+                              struct sandbox_request *r, char **protect, char *err, size_t errlen)
 {
         r->ws_path = ws->path;
         r->ws_dev = (uint64_t)ws->st.st_dev;
         r->ws_ino = (uint64_t)ws->st.st_ino;
         r->ws_keep = sandbox ? ws->keep : 0;
+        for (unsigned i = 0; sandbox && i < ws->nprotect; i++)
+                protect[i] = (char *)ws->protect[i];
+        r->protect = protect;
         if (!sandbox)
                 r->ws_tree_fd = fcntl(ws->fd, F_DUPFD_CLOEXEC, 3);
         else if (geteuid() == 0)
@@ -1164,6 +1167,7 @@ static void child_assign(struct exec *e, const struct exec_request *req,
         bool mem = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_MEMORY);
         bool pids = e->cg != NULL && (cgroup_sys_controllers(eng->cg) & CG_PIDS);
         struct sandbox_request r = {.argv = req->argv, .ws_tree_fd = -1, .ws_mode = req->ws_mode};
+        char *protect[EXEC_WS_MAX_PROTECT + 1] = {NULL};
         struct cgroup_limits cl = {0};
         char **envp = NULL;
         int rc = 0;
@@ -1180,7 +1184,7 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 snprintf(e->error, sizeof(e->error), "out of memory");
         }
         if (rc == 0 && (!sandbox || use_ws))
-                rc = workspace_handover(ws, sandbox, &r, e->error, sizeof(e->error));
+                rc = workspace_handover(ws, sandbox, &r, protect, e->error, sizeof(e->error));
         if (rc == 0) {
                 r.envp = envp;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;

@@ -81,6 +81,12 @@ int exec_workspace_open(const char *path, struct exec_workspace **out, char *err
 void exec_workspace_free(struct exec_workspace *w);
 /* The directory's absolute path as the kernel names it. */
 const char *exec_workspace_path(const struct exec_workspace *w);
+/* Keeps `host_path` (proctor's own config, state or trace file) read-only in
+ * every sandbox, if it lies inside the workspace; a directory is made first
+ * (0700) when missing. Its ancestors inside the workspace cannot be renamed
+ * from a sandbox either, so the path keeps leading to it. 0 or -errno. */
+int exec_workspace_protect(struct exec_workspace *w, const char *host_path, bool is_dir, char *err,
+                           size_t errlen);
 
 struct exec;
 

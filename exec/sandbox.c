@@ -40,11 +40,24 @@
 #ifndef OPEN_TREE_CLOEXEC
 #define OPEN_TREE_CLOEXEC O_CLOEXEC
 #endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV  0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
 #define SB_MAX_FILES 24
+
+struct mount_attr_v1 {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
 
 /* Per-sandbox bounds on what the kernel counts per user. */
 #define SANDBOX_SIGPENDING  256
@@ -508,6 +521,72 @@ static void build_base(const struct sandbox_plan *p, int self)
                 setup_fail(p, "chdir /");
 }
 
+/* Binds the workspace entry `name` (under the directory `dir`) onto itself,
+ * read-only when `ro`: a mount point cannot be renamed or removed, so the
+ * path keeps leading to it. Returns the new mount's root (its descriptor
+ * names the entry in the mount just made), or -1 when there is no entry
+ * the sandbox can reach. */
+static int pin_entry(const struct sandbox_plan *p, int dir, const char *name, bool ro)
+{
+        struct mount_attr_v1 attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                 MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
+        struct statx st;
+        int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), tree;
+
+        /* Not there, or the directory before it (already pinned) is shut
+         * to the sandbox: nothing beyond can be reached or replaced. */
+        if (fd < 0 && (errno == ENOENT || errno == EACCES))
+                return -1;
+        if (fd < 0)
+                setup_fail(p, "proctor's own files in the workspace");
+        errno = ELOOP;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE, &st) != 0 || S_ISLNK(st.stx_mode))
+                setup_fail(p, "proctor's own files in the workspace (a symbolic link)");
+        /* A directory on the way that is already a mount (pinned for
+         * another path, perhaps read-only) stays as it is. */
+        if (!ro && (st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+            (st.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                return fd;
+        tree = (int)syscall(SYS_open_tree, fd, "",
+                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (tree < 0 ||
+            (ro && syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) ||
+            syscall(SYS_move_mount, tree, "", fd, "",
+                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+                setup_fail(p, "protect proctor's own files in the workspace");
+        close(fd);
+        return tree;
+}
+
+/* proctor's own config, state or trace inside the workspace (`rel`):
+ * read-only, and each directory on the way pinned, so that a command can
+ * neither write it nor move it aside and put its own in its place. */
+static void protect_path(const struct sandbox_plan *p, const char *rel)
+{
+        char part[NAME_MAX + 1];
+        int dir = open("workspace", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (dir < 0)
+                setup_fail(p, "workspace");
+        while (*rel != '\0') {
+                size_t n = strcspn(rel, "/");
+                int next;
+                if (n == 0 || n > NAME_MAX) {
+                        rel += n + (rel[n] == '/');
+                        continue;
+                }
+                memcpy(part, rel, n);
+                part[n] = '\0';
+                rel += n + (rel[n] == '/');
+                next = pin_entry(p, dir, part, *rel == '\0');
+                close(dir);
+                if (next < 0)
+                        return; /* not there (yet): nothing to keep */
+                dir = next;
+        }
+        close(dir);
+}
+
 /* The request's part: /tmp at its size, the workspace taken from the old
  * root, which is then detached for good, and the root made read-only. */
 static void finish_root(const struct sandbox_plan *p, const struct sandbox_request *r)
@@ -531,6 +610,9 @@ static void finish_root(const struct sandbox_plan *p, const struct sandbox_reque
                         setup_fail(p, "workspace (moved or replaced since the session opened it)");
         }
         mount_workspace(p, r, tree);
+        if (tree >= 0)
+                for (char *const *v = r->protect; v != NULL && *v != NULL; v++)
+                        protect_path(p, *v);
         if (umount2(".oldroot", MNT_DETACH) != 0 || rmdir(".oldroot") != 0)
                 setup_fail(p, "detach old root");
         if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) !=
@@ -739,7 +821,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
         uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes;
-        uint32_t nproc, has_ws;
+        uint32_t nproc, has_ws, nprotect;
 };
 
 #define REQ_MAGIC 0x70726f63u
@@ -793,7 +875,8 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         ssize_t w;
         int rc;
 
-        h.len = strs_len(r->argv, &h.argc) + strs_len(r->envp, &h.envc) + ws;
+        h.len = strs_len(r->argv, &h.argc) + strs_len(r->envp, &h.envc) +
+                strs_len(r->protect, &h.nprotect) + ws;
         if (h.len > REQ_MAX)
                 return -E2BIG;
         h.ws_keep = r->ws_keep;
@@ -807,7 +890,7 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         payload = malloc(h.len ? h.len : 1);
         if (payload == NULL)
                 return -ENOMEM;
-        o = strs_put(strs_put(payload, r->argv), r->envp);
+        o = strs_put(strs_put(strs_put(payload, r->argv), r->envp), r->protect);
         if (ws > 0)
                 memcpy(o, r->ws_path, ws);
         if (r->ws_tree_fd >= 0) {
@@ -876,7 +959,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
                             .msg_control = cm.buf,
                             .msg_controllen = sizeof(cm.buf)};
         struct cmsghdr *c;
-        char **argv, **envp, *data, *cur;
+        char **argv, **envp, **protect, *data, *cur;
         size_t ptrs;
         ssize_t got;
 
@@ -894,23 +977,26 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
                         memcpy(&r->ws_tree_fd, CMSG_DATA(c), sizeof(int));
         errno = EPROTO;
         if (h.magic != REQ_MAGIC || h.len > REQ_MAX || h.argc == 0 || h.argc > REQ_MAX / 2 ||
-            h.envc > REQ_MAX / 2)
+            h.envc > REQ_MAX / 2 || h.nprotect > 64)
                 setup_fail(p, "request");
-        ptrs = ((size_t)h.argc + h.envc + 2) * sizeof(char *);
+        ptrs = ((size_t)h.argc + h.envc + h.nprotect + 3) * sizeof(char *);
         argv = mmap(NULL, ptrs + h.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (argv == MAP_FAILED)
                 setup_fail(p, "request memory");
         envp = argv + h.argc + 1;
+        protect = envp + h.envc + 1;
         data = (char *)argv + ptrs;
         if (recv_all(p->ctl_fd, data, h.len) != 0)
                 return false;
         cur = data;
         errno = EPROTO;
         if (strs_get(&cur, data + h.len, argv, h.argc) != 0 ||
-            strs_get(&cur, data + h.len, envp, h.envc) != 0)
+            strs_get(&cur, data + h.len, envp, h.envc) != 0 ||
+            strs_get(&cur, data + h.len, protect, h.nprotect) != 0)
                 setup_fail(p, "request");
         r->argv = argv;
         r->envp = envp;
+        r->protect = protect;
         r->ws_path = h.has_ws ? cur : NULL;
         r->ws_mode = (enum exec_ws_mode)h.ws_mode;
         r->ws_keep = (unsigned long)h.ws_keep;

@@ -66,6 +66,7 @@ struct sandbox_request {
         const char *ws_path; /* resolved; sandbox: NULL for none; local: cwd */
         int ws_tree_fd;      /* sandbox: detached workspace mount; local: its directory; or -1 */
         uint64_t ws_dev, ws_ino; /* the workspace's identity, checked when taken by path */
+        char *const *protect;    /* proctor's own paths in the workspace, relative; or NULL */
         enum exec_ws_mode ws_mode;
         unsigned long ws_keep; /* mount flags of the workspace to keep */
         uint64_t tmpfs_bytes;

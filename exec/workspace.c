@@ -97,3 +97,78 @@ void exec_workspace_ids(const struct exec_workspace *w, uint32_t *uid, uint32_t 
         *uid = w->uid;
         *gid = w->gid;
 }
+
+/* mkdir -p, each directory made 0700 (proctor's own directories). */
+static int make_dirs(const char *path)
+{
+        char buf[PATH_MAX];
+        size_t i;
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (i = 1; buf[i] != '\0'; i++) {
+                if (buf[i] != '/')
+                        continue;
+                buf[i] = '\0';
+                if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                        return -errno;
+                buf[i] = '/';
+        }
+        return mkdir(buf, 0700) != 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* The canonical form of `path`, whose last parts need not exist yet: the
+ * longest existing prefix resolved, the rest appended as written. */
+static int canonical(const char *path, char *out, size_t len)
+{
+        char head[PATH_MAX], real[PATH_MAX];
+        char *cut = NULL;
+
+        snprintf(head, sizeof(head), "%s", path);
+        while (realpath(head, real) == NULL) {
+                char *slash = strrchr(head, '/');
+                if (slash == NULL || slash == head)
+                        return -ENOENT;
+                if (cut != NULL)
+                        *cut = '/';
+                *slash = '\0';
+                cut = slash;
+        }
+        if (cut != NULL)
+                *cut = '/';
+        return snprintf(out, len, "%s%s", real, cut != NULL ? cut : "") >= (int)len ? -ENAMETOOLONG
+                                                                                    : 0;
+}
+
+int exec_workspace_protect(struct exec_workspace *w, const char *host_path, bool is_dir, char *err,
+                           size_t errlen)
+{
+        char full[PATH_MAX];
+        size_t n = strlen(w->path);
+        int rc;
+
+        if (host_path == NULL || host_path[0] != '/')
+                return 0;
+        if ((rc = canonical(host_path, full, sizeof(full))) < 0)
+                return 0; /* nothing of it exists: it cannot be in the workspace */
+        if (strcmp(w->path, "/") != 0 && (strncmp(full, w->path, n) != 0 || full[n] != '/'))
+                return 0;
+        if (strcmp(w->path, "/") == 0)
+                n = 0;
+        for (unsigned i = 0; i < w->nprotect; i++) {
+                size_t l = strlen(w->protect[i]);
+                /* Already inside a protected directory, or the same path. */
+                if (strncmp(full + n + 1, w->protect[i], l) == 0 &&
+                    (full[n + 1 + l] == '/' || full[n + 1 + l] == '\0'))
+                        return 0;
+        }
+        if (w->nprotect == EXEC_WS_MAX_PROTECT) {
+                snprintf(err, errlen, "too many of proctor's own paths inside the workspace");
+                return -ENOSPC;
+        }
+        if (is_dir && (rc = make_dirs(full)) < 0) {
+                snprintf(err, errlen, "cannot make %s: %s", full, strerror(-rc));
+                return rc;
+        }
+        snprintf(w->protect[w->nprotect++], PATH_MAX, "%s", full + n + 1);
+        return 0;
+}

@@ -114,11 +114,13 @@ static int open_session(struct app *a, char *err, size_t errlen)
                 return -ENOMEM;
         bus_subscribe(a->bus, viewmodel_event, a->vm);
         so.mode = a->mode;
+        so.mode_from = a->mode == a->o.mode ? a->o.mode_from : "the setup screen";
         so.model = a->o.model;
         so.provider.base_url = a->o.base_url;
         so.provider.retries = a->o.provider_retries;
         so.provider.idle_timeout_ms = (uint32_t)a->o.provider_timeout_ms;
         so.workspace = a->o.workspace;
+        so.config_file = a->o.config;
         so.ws_mode = a->o.ws_mode;
         so.limits = a->o.limits;
         so.max_iterations = a->o.max_iterations;
@@ -126,6 +128,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         if (rc < 0)
                 return rc;
         rc = trace_open(a->o.trace, session_id(a->s), &a->trace, err, errlen);
+        if (rc == 0)
+                rc = session_protect(a->s, trace_path(a->trace), err, errlen);
         if (rc < 0)
                 return rc;
         bus_subscribe(a->bus, trace_event, a->trace);

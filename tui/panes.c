@@ -52,6 +52,10 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "workspace  %s (%s)",
                  a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        /* A config file changed behind the operator's back must show. */
+        snprintf(line, sizeof(line), "mode from  %s",
+                 a->mode == a->o.mode ? a->o.mode_from : "the setup screen (m)");
+        draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }

@@ -263,4 +263,43 @@ wait_until 15 held || fail "the four hogs did not all start"
 expect_eq "the host user still gets an inotify instance" ok "$(python3 -c 'import ctypes
 print("ok" if ctypes.CDLL(None).inotify_init1(0) >= 0 else "EMFILE")')"
 wait
+# ---- proctor's own config, state and traces inside the workspace ----
+H=$WORK/home
+mkdir -p "$H/.config/proctor"
+echo '{"tool_execution_mode": "sandbox"}' > "$H/.config/proctor/config.json"
+give_away "$H"
+cp "$H/.config/proctor/config.json" "$WORK/config.orig"
+as_home() { HOME=$H XDG_CONFIG_HOME="" XDG_STATE_HOME="" XDG_CACHE_HOME="" "$@"; }
+attack='cd /workspace
+{ echo "{\"tool_execution_mode\": \"local\"}" > .config/proctor/config.json && echo wrote-config; } 2>/dev/null
+mkdir -p .config/proctor/themes 2>/dev/null && echo made-themes
+mv .config .config.old 2>/dev/null && echo moved-config
+mv .config/proctor .config/p.old 2>/dev/null && echo moved-proctor
+mv .local .local.old 2>/dev/null && echo moved-local
+{ echo x > .local/state/proctor/planted && echo planted-state; } 2>/dev/null
+true'
+out=$(as_home "$PROCTOR" exec --mode sandbox --workspace "$H" -- sh -c "$attack" 2>&1)
+expect_eq "workspace = HOME: every attack on proctor's own files fails" "" "$out"
+expect_eq "the host config is unchanged" "$(cat "$WORK/config.orig")" "$(cat "$H/.config/proctor/config.json")"
+cat > "$S/own.jsonl" <<EOF
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": $(python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$attack
+{ echo x >> trace.jsonl && echo wrote-trace; } 2>/dev/null; true")}}]}
+{"content": "done"}
+EOF
+as_home "$PROCTOR" run --json --model "script:$S/own.jsonl" --workspace "$H" --trace "$H/trace.jsonl" go \
+        > "$WORK/own.jsonl" 2>"$WORK/own.err"
+expect_eq "a session in HOME: the mode came from the config file" \
+        "sandbox config file $H/.config/proctor/config.json" \
+        "$(events_eval "$WORK/own.jsonl" 'of("session.start")[0]["mode"] + " " + of("session.start")[0]["mode_from"]')"
+expect_eq "a session in HOME: its calls cannot touch proctor's files or its trace" "" \
+        "$(events_eval "$WORK/own.jsonl" 'res(0)["output"].strip()')"
+expect_eq "the host config is still unchanged" "$(cat "$WORK/config.orig")" "$(cat "$H/.config/proctor/config.json")"
+expect_match "the trace is whole" "session.end" "$(tail -n 1 "$H/trace.jsonl")"
+out=$(as_home "$PROCTOR" run --model "script:$S/own.jsonl" --workspace "$WORK" go 2>&1 >/dev/null | head -n 1)
+expect_match "run names where the mode came from" "sandbox mode \(from config file $H/.config/proctor/config.json\)" "$out"
+out=$(as_home "$PROCTOR" run --mode local --model "script:$S/own.jsonl" --workspace "$WORK/plant" go 2>&1 >/dev/null | head -n 1)
+expect_match "run says local mode is not isolated, and why local" "local mode \(from --mode\), tools run on this host, not isolated" "$out"
+# control: local mode is not protected, so the same attack does write there
+as_home "$PROCTOR" exec --mode local --workspace "$H" -- sh -c "$attack" > "$WORK/own-local.out" 2>&1
+expect_match "control: in local mode the config is writable" "wrote-config" "$(cat "$WORK/own-local.out")"
 finish

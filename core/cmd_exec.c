@@ -163,6 +163,12 @@ int cmd_exec_main(int argc, char **argv)
                 goto out;
         }
         r.lim = *exec_limits(r.e);
+        if (!o.json && o.mode == EXEC_SANDBOX && (exec_cgroup_limits(r.e) & EXEC_CG_ALL) != EXEC_CG_ALL)
+                fprintf(stderr,
+                        "proctor exec: warning: no cgroup here for %s: those limits hold per "
+                        "process only (rlimits), not for the sandbox as a whole (see proctor "
+                        "doctor)\n",
+                        exec_cgroup_missing_text(exec_cgroup_limits(r.e)));
         uv_run(&loop, UV_RUN_DEFAULT);
         status = exec_result_status(&r.res);
         msg = describe(&r.res, &r.lim, why, sizeof(why));

@@ -50,6 +50,25 @@ static void newline_if_needed(struct run *r)
         }
 }
 
+/* Without cgroups a sandbox's memory, CPU and pids limits hold per
+ * process only: a person running it must know, not just `doctor`. */
+static void print_fallback(const json_t *missing)
+{
+        size_t i, n = json_array_size(missing);
+        char what[64] = "";
+
+        if (n == 0)
+                return;
+        for (i = 0; i < n; i++)
+                snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+                         i == 0 ? "" : i + 1 == n ? " and " : ", ",
+                         json_string_value(json_array_get(missing, i)));
+        fprintf(stderr,
+                "proctor: warning: no cgroup here for %s: those limits hold per process only "
+                "(rlimits), not for a sandbox as a whole (see proctor doctor)\n",
+                what);
+}
+
 /* Human-readable progress: the assistant's words on stdout, the rest on
  * stderr, one line per step. */
 static void print_human(const json_t *ev, void *ud)
@@ -71,6 +90,7 @@ static void print_human(const json_t *ev, void *ud)
                     strcmp(str(ev, "mode"), "local") == 0 ? ", tools run on this host, not isolated"
                                                           : "",
                     str(ev, "model"), str(ev, "workspace"));
+                print_fallback(json_object_get(ev, "limits_per_process"));
         } else if (strcmp(type, "model.message") == 0) {
                 newline_if_needed(r);
         } else if (strcmp(type, "tool.call") == 0) {

@@ -24,6 +24,19 @@ json_t *exec_report_limits_json(const struct exec_limits *l)
                          "output_bytes", (json_int_t)l->output_bytes);
 }
 
+json_t *exec_report_fallback_json(bool sandbox, unsigned cgroup_limits)
+{
+        json_t *a = json_array();
+
+        if (sandbox && !(cgroup_limits & EXEC_CG_MEMORY))
+                json_array_append_new(a, json_string("memory"));
+        if (sandbox && !(cgroup_limits & EXEC_CG_CPU))
+                json_array_append_new(a, json_string("cpu"));
+        if (sandbox && !(cgroup_limits & EXEC_CG_PIDS))
+                json_array_append_new(a, json_string("pids"));
+        return a;
+}
+
 static const char *isolation_name(enum exec_isolation iso)
 {
         return iso == EXEC_SANDBOX ? "sandbox" : "none";
@@ -183,10 +196,12 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
         }
         r->id = exec_id(e);
         bus_emit(bus, "exec.create",
-                 json_pack("{s:I,s:o,s:s,s:o}", "exec_id", (json_int_t)r->id, "call_id",
+                 json_pack("{s:I,s:o,s:s,s:o,s:o}", "exec_id", (json_int_t)r->id, "call_id",
                            call_id != NULL ? json_string(call_id) : json_null(), "isolation",
                            isolation_name(req->isolation), "limits",
-                           exec_report_limits_json(exec_limits(e))));
+                           exec_report_limits_json(exec_limits(e)), "limits_per_process",
+                           exec_report_fallback_json(req->isolation == EXEC_SANDBOX,
+                                                     exec_cgroup_limits(e))));
         *out = e;
         return 0;
 }

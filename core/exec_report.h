@@ -27,5 +27,8 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
                       struct exec **out, char *err, size_t errlen);
 
 json_t *exec_report_limits_json(const struct exec_limits *l);
+/* The sandbox limits that hold only per process (rlimits) because no
+ * cgroup enforces them: a JSON array of "memory", "cpu", "pids". */
+json_t *exec_report_fallback_json(bool sandbox, unsigned cgroup_limits);
 
 #endif

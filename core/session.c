@@ -108,6 +108,11 @@ fail:
         return rc;
 }
 
+unsigned session_cgroup_limits(struct session *s)
+{
+        return exec_engine_cgroup_limits(s->eng);
+}
+
 int session_protect(struct session *s, const char *path, char *err, size_t errlen)
 {
         return exec_workspace_protect(s->ws, path, false, err, errlen);
@@ -192,12 +197,16 @@ static int start(struct session *s)
         s->started = true;
         s->t0_ms = now_ms();
         bus_emit(s->bus, "session.start",
-                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:I,s:s}", "session_id", s->id, "mode",
+                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id, "mode",
                            options_mode_name(s->opts.mode), "mode_from",
                            s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
                            s->provider->label, "scripted", s->provider->scripted, "workspace",
                            s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                           "limits", exec_report_limits_json(&s->opts.limits), "max_iterations",
+                           "limits", exec_report_limits_json(&s->opts.limits),
+                           "limits_per_process",
+                           exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
+                                                     session_cgroup_limits(s)),
+                           "max_iterations",
                            (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
                            "version", PROCTOR_VERSION));
         return 0;

@@ -38,6 +38,10 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
  * sandboxes if it lies in the workspace. 0 or -errno with err filled. */
 int session_protect(struct session *s, const char *path, char *err, size_t errlen);
 
+/* Which sandbox limits cgroups enforce here (EXEC_CG_* bits); the rest
+ * hold only per process. */
+unsigned session_cgroup_limits(struct session *s);
+
 /* Flips the mode; -EBUSY once the session has started. */
 int session_set_mode(struct session *s, enum exec_isolation mode);
 enum exec_isolation session_mode(const struct session *s);

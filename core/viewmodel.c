@@ -529,6 +529,20 @@ static void session_strings(struct viewmodel_session *s, const json_t *ev)
         }
 }
 
+static void per_process(struct viewmodel_session *s, const json_t *missing)
+{
+        size_t i;
+
+        s->limits_per_process[0] = '\0';
+        for (i = 0; i < json_array_size(missing); i++) {
+                const char *m = json_string_value(json_array_get(missing, i));
+                size_t n = strlen(s->limits_per_process);
+                if (m != NULL)
+                        snprintf(s->limits_per_process + n, sizeof(s->limits_per_process) - n,
+                                 "%s%s", n > 0 ? ", " : "", m);
+        }
+}
+
 static unsigned on_session_start(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
         struct viewmodel_session *s = &vm->s;
@@ -542,6 +556,7 @@ static unsigned on_session_start(struct viewmodel *vm, const json_t *ev, uint64_
         session_strings(s, ev);
         get_bool(ev, "scripted", &s->scripted);
         get_limits(ev, &s->limits);
+        per_process(s, json_object_get(ev, "limits_per_process"));
         if (get_int(ev, "max_iterations", &max) ||
             get_int(json_object_get(ev, "limits"), "max_iterations", &max))
                 s->max_turns = max > 0 ? max : 0;

@@ -66,6 +66,8 @@ struct viewmodel_session {
         char *id, *mode, *model, *workspace, *workspace_mode, *version;
         bool scripted; /* the model is a script (demo, script:FILE) */
         struct viewmodel_limits limits;
+        /* sandbox limits no cgroup enforces ("memory, cpu, pids"), "" */
+        char limits_per_process[32];
         enum vm_session_state state;
         uint64_t start_ms;   /* t_ms of session.start */
         uint64_t elapsed_ms; /* latest t_ms; session.end's duration_ms once ended */

@@ -73,6 +73,7 @@ struct exec_engine {
         /* Children made ahead of time for the next spawn (see pool_refill). */
         struct exec *pool;
         unsigned prewarm;
+        bool proven; /* a group was made: the hierarchies are known */
         enum exec_isolation want_iso;
         uint32_t want_uid, want_gid;
         uv_timer_t refill;
@@ -203,6 +204,48 @@ const struct exec_limits *exec_limits(const struct exec *e)
 enum exec_isolation exec_isolation(const struct exec *e)
 {
         return e->iso;
+}
+
+static unsigned cg_limit_bits(unsigned controllers)
+{
+        return ((controllers & CG_MEMORY) ? EXEC_CG_MEMORY : 0) |
+               ((controllers & CG_CPU) ? EXEC_CG_CPU : 0) | ((controllers & CG_PIDS) ? EXEC_CG_PIDS : 0);
+}
+
+unsigned exec_cgroup_limits(const struct exec *e)
+{
+        if (e->iso != EXEC_SANDBOX || e->cg == NULL)
+                return 0;
+        return cg_limit_bits(cgroup_sys_controllers(e->eng->cg));
+}
+
+unsigned exec_engine_cgroup_limits(struct exec_engine *eng)
+{
+        static uint64_t trial;
+        struct cgroup *cg = NULL;
+        char name[64], err[256];
+
+        if (eng->cg != NULL && !eng->proven) {
+                snprintf(name, sizeof(name), "proctor-%d-trial%" PRIu64, getpid(), ++trial);
+                if (cgroup_create_with(eng->cg, name, CG_FOR_SANDBOX, NULL, &cg, err,
+                                       sizeof(err)) == 0)
+                        cgroup_destroy(cg);
+                eng->proven = true;
+                if (cgroup_sys_version(eng->cg) == CGROUP_NONE) {
+                        cgroup_sys_free(eng->cg);
+                        eng->cg = NULL;
+                }
+        }
+        return eng->cg != NULL ? cg_limit_bits(cgroup_sys_controllers(eng->cg)) : 0;
+}
+
+const char *exec_cgroup_missing_text(unsigned have)
+{
+        static const char *const names[8] = {
+            "memory, CPU and pids", "CPU and pids", "memory and pids", "pids",
+            "memory and CPU",       "CPU",          "memory",          "",
+        };
+        return names[have & EXEC_CG_ALL];
 }
 
 unsigned exec_engine_live(const struct exec_engine *eng)
@@ -861,6 +904,7 @@ static int make_group(struct exec_engine *eng, struct exec *e, char *err, size_t
         rc = cgroup_create_with(eng->cg, name,
                                 e->iso == EXEC_SANDBOX ? CG_FOR_SANDBOX : CG_FOR_LOCAL, NULL,
                                 &e->cg, err, errlen);
+        eng->proven = eng->proven || e->iso == EXEC_SANDBOX;
         if (rc < 0 && cgroup_sys_version(eng->cg) == CGROUP_NONE) {
                 /* The host refused the first group: rlimits alone, as when
                  * no usable hierarchy was found. */

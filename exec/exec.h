@@ -138,6 +138,18 @@ int exec_pid(const struct exec *e);
 const struct exec_limits *exec_limits(const struct exec *e);
 enum exec_isolation exec_isolation(const struct exec *e);
 
+/* Limits a sandbox gets from cgroups (for the whole sandbox); those
+ * missing hold only per process, through rlimits. */
+enum { EXEC_CG_MEMORY = 1u << 0, EXEC_CG_CPU = 1u << 1, EXEC_CG_PIDS = 1u << 2 };
+#define EXEC_CG_ALL (EXEC_CG_MEMORY | EXEC_CG_CPU | EXEC_CG_PIDS)
+/* For this execution (0 for local ones, which get no sandbox limits). */
+unsigned exec_cgroup_limits(const struct exec *e);
+/* For the engine's sandboxes: makes and removes a trial group if none was
+ * made yet, so the answer holds before the first execution. */
+unsigned exec_engine_cgroup_limits(struct exec_engine *eng);
+/* "memory, CPU and pids" for the bits missing from `have`, for people. */
+const char *exec_cgroup_missing_text(unsigned have);
+
 /* Number of live executions (spawned and not yet removed). */
 unsigned exec_engine_live(const struct exec_engine *eng);
 

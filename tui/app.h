@@ -53,6 +53,7 @@ struct app {
         struct session *s;
         struct trace *trace;
         enum exec_isolation mode;
+        unsigned cg_limits; /* sandbox limits cgroups enforce here (EXEC_CG_*) */
         enum app_screen screen;
         bool busy, quitting, done;
         const char *last; /* how the last prompt's turns ended, NULL before */

@@ -260,6 +260,13 @@ static void draw_header(struct app *a)
         draw_put(a, 0, 10, 22, sandbox ? THEME_BADGE_SANDBOX : THEME_BADGE_LOCAL,
                  sandbox ? " SANDBOX (isolated) " : " LOCAL (not isolated) ");
         x = 33;
+        /* Limits that fell back to rlimits: the badge must not overstate. */
+        if (sandbox && (a->screen == SCREEN_SETUP
+                            ? (a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL
+                            : vs != NULL && vs->limits_per_process[0] != '\0')) {
+                draw_put(a, 0, x, 21, THEME_BADGE_LOCAL, " LIMITS PER PROCESS ");
+                x += 22;
+        }
         if (a->vm != NULL && viewmodel_readonly(a->vm)) {
                 draw_put(a, 0, x, 8, THEME_BADGE_REPLAY, " REPLAY ");
                 x += 9;

@@ -44,6 +44,9 @@ void draw_setup(struct app *a)
                  (double)a->o.limits.timeout_ms / 1000.0, tmp);
         draw_put(a, y + 3, x, iw, THEME_TEXT, line);
         draw_put(a, y + 4, x, iw, THEME_TEXT, "only the workspace persists.");
+        /* The header badge says it too; `proctor doctor` says which. */
+        if ((a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL)
+                draw_put(a, y + 5, x, iw, THEME_WARNING, "no cgroup here: limits per process only");
         x = ls.x;
         y += ls.local.h + 1;
         snprintf(line, sizeof(line), "model      %s",

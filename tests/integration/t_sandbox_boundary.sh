@@ -216,7 +216,7 @@ def serve():
     c, _ = s.accept(); c.sendall(b"own-server"); c.close()
 threading.Thread(target=serve).start()
 c = socket.create_connection(("127.0.0.1", s.getsockname()[1]), timeout=5)
-print(c.recv(20).decode())' 2>&1)
+print(c.recv(20).decode())' 2>&1 | without_fallback_note)
 expect_eq "sandbox: its own server on 127.0.0.1 answers" "own-server" "$out"
 
 # ---- per-user kernel counters stay bounded per sandbox ----
@@ -278,7 +278,7 @@ mv .config/proctor .config/p.old 2>/dev/null && echo moved-proctor
 mv .local .local.old 2>/dev/null && echo moved-local
 { echo x > .local/state/proctor/planted && echo planted-state; } 2>/dev/null
 true'
-out=$(as_home "$PROCTOR" exec --mode sandbox --workspace "$H" -- sh -c "$attack" 2>&1)
+out=$(as_home "$PROCTOR" exec --mode sandbox --workspace "$H" -- sh -c "$attack" 2>&1 | without_fallback_note)
 expect_eq "workspace = HOME: every attack on proctor's own files fails" "" "$out"
 expect_eq "the host config is unchanged" "$(cat "$WORK/config.orig")" "$(cat "$H/.config/proctor/config.json")"
 cat > "$S/own.jsonl" <<EOF
@@ -302,4 +302,19 @@ expect_match "run says local mode is not isolated, and why local" "local mode \(
 # control: local mode is not protected, so the same attack does write there
 as_home "$PROCTOR" exec --mode local --workspace "$H" -- sh -c "$attack" > "$WORK/own-local.out" 2>&1
 expect_match "control: in local mode the config is writable" "wrote-config" "$(cat "$WORK/own-local.out")"
+# ---- limits that fell back to rlimits are said plainly ----
+err=$(sandbox -- true 2>&1 >/dev/null)
+fb=$(sandbox --json -- true | json_field exec.create limits_per_process)
+lerr=$(local_exec -- true 2>&1 >/dev/null)
+expect_eq "local mode has no sandbox limits to warn about" "" "$lerr"
+if [ "$(cg_v1_dir memory)" != "" ] && is_root; then
+        expect_eq "with cgroups: exec warns of nothing" "" "$err"
+        expect_eq "with cgroups: exec.create lists no per-process limit" "[]" "$fb"
+else
+        expect_match "without cgroups: exec says so before the command runs" \
+                "^proctor exec: warning: no cgroup here for memory, CPU and pids: those limits hold per process only" "$err"
+        expect_eq "without cgroups: exec.create lists them" '["memory", "cpu", "pids"]' "$fb"
+        out=$("$PROCTOR" run --mode sandbox --model "script:$S/own.jsonl" --workspace "$WORK/plant" go 2>&1 >/dev/null)
+        expect_match "without cgroups: run says so at the start" "proctor: warning: no cgroup here for memory, cpu and pids" "$out"
+fi
 finish

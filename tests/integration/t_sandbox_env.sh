@@ -62,6 +62,7 @@ expect_match "premise: scan.py finds a planted value" "^hits [1-9]" \
 out=$(with_env "$PROCTOR" exec --mode sandbox --workspace "$WORK" -- python3 scan.py 1)
 expect_match "sandbox: no secret in the init's memory" "^(denied .*|hits 0)$" "$out"
 err=$(with_env "$PROCTOR" exec --mode sandbox --workspace "$WORK" -- printenv OPENAI_API_KEY 2>&1); rc=$?
+err=$(without_fallback_note <<<"$err")
 expect_eq "sandbox: printenv OPENAI_API_KEY finds nothing" "1:" "$rc:$err"
 
 # ---- local mode ----

@@ -20,7 +20,7 @@ out=$(sandbox -- sh -c 'echo "self $$"; ps -o pid=,args= ax'); rc=$?
 expect_eq "ps ax runs" 0 $rc
 expect_match "command pid is small" "^self [2-9]$" "$(printf '%s\n' "$out" | head -n 1)"
 ps_lines=$(printf '%s\n' "$out" | tail -n +2)
-expect_match "pid 1 is proctor's init" "^ *1 .*proctor.* exec " "$(printf '%s\n' "$ps_lines" | head -n 1)"
+expect_match "pid 1 is proctor's init" "^ *1 proctor-init *$" "$(printf '%s\n' "$ps_lines" | head -n 1)"
 expect_eq "ps shows init, sh and ps only" 3 "$(printf '%s\n' "$ps_lines" | wc -l)"
 expect_no_match "no host process visible" "run\.sh|systemd|t_sandbox_namespaces|setpriv" "$ps_lines"
 out=$(sandbox -- sh -c 'ls /proc | grep -E "^[0-9]+$" | sort -n | tr "\n" " "')

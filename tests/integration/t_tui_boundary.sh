@@ -1,0 +1,40 @@
+#!/bin/bash
+# The supervisor tells the operator what the boundary really is: where the
+# session's mode came from (a flag, the environment, a config file, the
+# setup screen), and when sandbox limits hold per process only because no
+# cgroup enforces them (an unprivileged user without delegation).
+# as-user: yes
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/tmux.sh"
+
+mkdir -p "$WORK/cfg/proctor"
+echo '{"tool_execution_mode": "sandbox"}' > "$WORK/cfg/proctor/config.json"
+
+start a 120x40 "'$PROCTOR' --mode sandbox"
+expect_screen a "Where should this session's tools run" "setup screen shown"
+expect_screen a "mode from  --mode" "the setup screen names --mode as the source"
+if is_root; then
+        expect_no_match "with cgroups: no per-process badge" "LIMITS PER PROCESS|no cgroup here" "$(screen a)"
+else
+        expect_screen a "LIMITS PER PROCESS" "without cgroups: the header says limits are per process"
+        expect_screen a "no cgroup here: limits per process only" \
+                "without cgroups: the sandbox choice says which limits fell back"
+fi
+$T send-keys -t a m
+expect_screen a "mode from  the setup screen \(m\)" "a flip names the setup screen"
+expect_no_match "local: no per-process badge" "LIMITS PER PROCESS" "$(screen a | head -n 1)"
+$T send-keys -t a q
+expect_screen a "EXITED 0" "quit from setup"
+
+start b 120x40 "XDG_CONFIG_HOME='$WORK/cfg' '$PROCTOR'"
+expect_screen b "mode from  config file $WORK/cfg/proctor/config.json" \
+        "the setup screen names the config file that chose the mode"
+expect_screen b "\[x\] sandbox" "the config file's mode is selected"
+$T send-keys -t b q
+expect_screen b "EXITED 0" "quit from setup"
+
+start c 120x40 "TOOL_EXECUTION_MODE=sandbox '$PROCTOR'"
+expect_screen c "mode from  TOOL_EXECUTION_MODE" "the setup screen names the environment"
+$T send-keys -t c q
+finish

@@ -4,6 +4,7 @@
 # shown, never obeyed (no title change, no clipboard write, no alternate
 # screen), even when an escape sequence or a character is split across
 # writes; --raw, and output to a pipe or a file, pass the bytes untouched.
+# as-user: yes
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"

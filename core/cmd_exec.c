@@ -1,6 +1,7 @@
 /* cmd_exec: wires options, one loop, the exec engine and the bus for a
  * single execution; exits with the command's status. Ctrl-C, SIGTERM and
- * SIGHUP kill the execution instead of leaving it behind. */
+ * SIGHUP kill the execution instead of leaving it behind. Its output never
+ * drives the user's terminal (core/termout). */
 #include "core/cmd_exec.h"
 
 #include <errno.h>
@@ -14,12 +15,14 @@
 #include "core/config.h"
 #include "core/exec_report.h"
 #include "core/options.h"
+#include "core/termout.h"
 
 struct run {
         struct exec *e;
         struct exec_result res;
         bool exited;
         bool json;
+        struct termout out[2]; /* the command's stdout and stderr, each its own stream */
         uv_signal_t sig[3];
         struct exec_limits lim; /* as enforced, kept past the execution */
 };
@@ -29,7 +32,7 @@ static void on_output(const char *buf, size_t n, enum exec_stream s, void *ud)
         struct run *r = ud;
 
         if (!r->json)
-                bus_write_all(s == EXEC_STDOUT ? 1 : 2, buf, n);
+                termout_write(&r->out[s == EXEC_STDOUT ? 0 : 1], buf, n);
 }
 
 static void on_exit_hook(const struct exec_result *res, void *ud)
@@ -120,6 +123,8 @@ int cmd_exec_main(int argc, char **argv)
                 return usage_error("no command given");
         memset(&r, 0, sizeof(r));
         r.json = o.json;
+        termout_init(&r.out[0], 1, o.raw);
+        termout_init(&r.out[1], 2, o.raw);
         memset(&req, 0, sizeof(req));
         req.isolation = o.mode;
         req.argv = argv + o.argi;
@@ -163,13 +168,16 @@ int cmd_exec_main(int argc, char **argv)
                 goto out;
         }
         r.lim = *exec_limits(r.e);
-        if (!o.json && o.mode == EXEC_SANDBOX && (exec_cgroup_limits(r.e) & EXEC_CG_ALL) != EXEC_CG_ALL)
+        if (!o.json && o.mode == EXEC_SANDBOX &&
+            (exec_cgroup_limits(r.e) & EXEC_CG_ALL) != EXEC_CG_ALL)
                 fprintf(stderr,
                         "proctor exec: warning: no cgroup here for %s: those limits hold per "
                         "process only (rlimits), not for the sandbox as a whole (see proctor "
                         "doctor)\n",
                         exec_cgroup_missing_text(exec_cgroup_limits(r.e)));
         uv_run(&loop, UV_RUN_DEFAULT);
+        termout_end(&r.out[0]);
+        termout_end(&r.out[1]);
         status = exec_result_status(&r.res);
         msg = describe(&r.res, &r.lim, why, sizeof(why));
         if (!o.json && msg != NULL)
@@ -183,5 +191,7 @@ out:
         uv_loop_close(&loop);
         bus_free(bus);
         exec_workspace_free(ws);
+        termout_free(&r.out[0]);
+        termout_free(&r.out[1]);
         return status;
 }

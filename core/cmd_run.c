@@ -1,7 +1,8 @@
 /* cmd_run: `proctor run [opts] PROMPT`, a whole session headless. The
  * assistant's text streams to stdout and progress to stderr, or with --json
  * every event goes to stdout as JSON lines. Ctrl-C interrupts the turn (a
- * second one is not needed: the session always winds down promptly). */
+ * second one is not needed: the session always winds down promptly). What
+ * the model says never drives the user's terminal (core/termout). */
 #include "core/cmd_run.h"
 
 #include <errno.h>
@@ -14,12 +15,14 @@
 #include "core/config.h"
 #include "core/options.h"
 #include "core/session.h"
+#include "core/termout.h"
 #include "core/trace.h"
 
 struct run {
         struct session *s;
         uv_signal_t sig[3];
         bool json, idle, at_line_start;
+        struct termout out, err; /* the model's text; progress, which quotes the model */
         enum agent_status status;
 };
 
@@ -44,6 +47,7 @@ static void short_args(const char *args, char *out, size_t len)
 
 static void newline_if_needed(struct run *r)
 {
+        termout_end(&r->out);
         if (!r->at_line_start) {
                 bus_write_all(1, "\n", 1);
                 r->at_line_start = true;
@@ -61,7 +65,9 @@ static void print_fallback(const json_t *missing)
                 return;
         for (i = 0; i < n; i++)
                 snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
-                         i == 0 ? "" : i + 1 == n ? " and " : ", ",
+                         i == 0       ? ""
+                         : i + 1 == n ? " and "
+                                      : ", ",
                          json_string_value(json_array_get(missing, i)));
         fprintf(stderr,
                 "proctor: warning: no cgroup here for %s: those limits hold per process only "
@@ -79,13 +85,13 @@ static void print_human(const json_t *ev, void *ud)
 
         if (strcmp(type, "model.delta") == 0) {
                 const char *t = str(ev, "text");
-                bus_write_all(1, t, strlen(t));
+                termout_write(&r->out, t, strlen(t));
                 r->at_line_start = t[0] != '\0' && t[strlen(t) - 1] == '\n';
         } else if (strcmp(type, "session.start") == 0) {
                 /* Where the mode came from, so that a changed config file
                  * never switches a session to the host unnoticed. */
-                fprintf(
-                    stderr, "proctor: session %s: %s mode (from %s)%s, model %s, workspace %s\n",
+                termout_printf(
+                    &r->err, "proctor: session %s: %s mode (from %s)%s, model %s, workspace %s\n",
                     str(ev, "session_id"), str(ev, "mode"), str(ev, "mode_from"),
                     strcmp(str(ev, "mode"), "local") == 0 ? ", tools run on this host, not isolated"
                                                           : "",
@@ -95,31 +101,31 @@ static void print_human(const json_t *ev, void *ud)
                 newline_if_needed(r);
         } else if (strcmp(type, "tool.call") == 0) {
                 short_args(str(ev, "arguments"), args, sizeof(args));
-                fprintf(stderr, "  -> %s %s\n", str(ev, "name"), args);
+                termout_printf(&r->err, "  -> %s %s\n", str(ev, "name"), args);
         } else if (strcmp(type, "tool.result") == 0) {
-                fprintf(stderr, "  <- %s %s (%lld ms)\n", str(ev, "call_id"),
-                        json_is_true(json_object_get(ev, "ok")) ? "ok" : "error",
-                        (long long)json_integer_value(json_object_get(ev, "duration_ms")));
+                termout_printf(&r->err, "  <- %s %s (%lld ms)\n", str(ev, "call_id"),
+                               json_is_true(json_object_get(ev, "ok")) ? "ok" : "error",
+                               (long long)json_integer_value(json_object_get(ev, "duration_ms")));
         } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0) {
-                fprintf(stderr, "     execution %lld: %s\n",
-                        (long long)json_integer_value(json_object_get(ev, "exec_id")),
-                        str(ev, "reason"));
+                termout_printf(&r->err, "     execution %lld: %s\n",
+                               (long long)json_integer_value(json_object_get(ev, "exec_id")),
+                               str(ev, "reason"));
         } else if (strcmp(type, "model.error") == 0) {
                 newline_if_needed(r);
-                fprintf(stderr, "proctor: model error: %s%s\n", str(ev, "message"),
-                        json_is_true(json_object_get(ev, "final")) ? "" : " (retrying)");
+                termout_printf(&r->err, "proctor: model error: %s%s\n", str(ev, "message"),
+                               json_is_true(json_object_get(ev, "final")) ? "" : " (retrying)");
         } else if (strcmp(type, "session.note") == 0) {
-                fprintf(stderr, "proctor: note to the model: %s\n", str(ev, "text"));
+                termout_printf(&r->err, "proctor: note to the model: %s\n", str(ev, "text"));
         } else if (strcmp(type, "operator.interrupt") == 0) {
                 newline_if_needed(r);
-                fprintf(stderr, "proctor: interrupted\n");
+                termout_printf(&r->err, "proctor: interrupted\n");
         } else if (strcmp(type, "session.end") == 0) {
                 newline_if_needed(r);
-                fprintf(stderr, "proctor: session %s: %lld turns, %lld tool calls, %.1f s\n",
-                        str(ev, "status"),
-                        (long long)json_integer_value(json_object_get(ev, "turns")),
-                        (long long)json_integer_value(json_object_get(ev, "tool_calls")),
-                        (double)json_integer_value(json_object_get(ev, "duration_ms")) / 1000.0);
+                termout_printf(
+                    &r->err, "proctor: session %s: %lld turns, %lld tool calls, %.1f s\n",
+                    str(ev, "status"), (long long)json_integer_value(json_object_get(ev, "turns")),
+                    (long long)json_integer_value(json_object_get(ev, "tool_calls")),
+                    (double)json_integer_value(json_object_get(ev, "duration_ms")) / 1000.0);
         }
 }
 
@@ -247,6 +253,8 @@ int cmd_run_main(int argc, char **argv)
         }
         bus_subscribe(bus, trace_event, trace);
         r.json = o.json;
+        termout_init(&r.out, 1, o.raw);
+        termout_init(&r.err, 2, o.raw);
         bus_subscribe(bus, o.json ? bus_print_jsonl : print_human, &r);
         session_on_idle(r.s, on_idle, &r);
         for (i = 0; i < 3; i++) {
@@ -275,5 +283,7 @@ int cmd_run_main(int argc, char **argv)
         uv_loop_close(&loop);
         trace_close(trace);
         bus_free(bus);
+        termout_free(&r.out);
+        termout_free(&r.err);
         return status;
 }

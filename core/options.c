@@ -21,6 +21,8 @@ const char options_help[] =
     "  --tmpfs SIZE                size of the sandbox's /tmp (default 64M)\n"
     "  --output-limit SIZE         output kept per execution (default 1M)\n"
     "  --json                      print events as JSON lines on stdout\n"
+    "  --raw                       exec/run: pass output bytes unsanitized even to a\n"
+    "                              terminal (escape sequences are then obeyed)\n"
     "  -h, --help                  show this help\n";
 
 void options_builtin(struct options *o)
@@ -89,6 +91,7 @@ static const struct opt opts[] = {
     {"speed", O_STR, OFF(speed)},
     {"no-color", O_FLAG, OFF(no_color)},
     {"json", O_FLAG, OFF(json)},
+    {"raw", O_FLAG, OFF(raw)},
     {"summary", O_FLAG, OFF(summary)},
     {"help", O_FLAG, OFF(help)},
 };

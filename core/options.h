@@ -27,6 +27,7 @@ struct options {
         const char *speed;
         bool no_color;
         bool json;
+        bool raw; /* exec/run: output bytes untouched even to a terminal */
         bool summary;
         bool help;
         int argi; /* index of the first argument after the options */

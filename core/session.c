@@ -197,13 +197,12 @@ static int start(struct session *s)
         s->started = true;
         s->t0_ms = now_ms();
         bus_emit(s->bus, "session.start",
-                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id, "mode",
-                           options_mode_name(s->opts.mode), "mode_from",
+                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
+                           "mode", options_mode_name(s->opts.mode), "mode_from",
                            s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
                            s->provider->label, "scripted", s->provider->scripted, "workspace",
                            s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                           "limits", exec_report_limits_json(&s->opts.limits),
-                           "limits_per_process",
+                           "limits", exec_report_limits_json(&s->opts.limits), "limits_per_process",
                            exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
                                                      session_cgroup_limits(s)),
                            "max_iterations",

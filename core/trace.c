@@ -68,70 +68,185 @@ static int make_dirs(char *path, mode_t mode)
         }
 }
 
-/* $XDG_STATE_HOME/proctor/sessions/<id>.jsonl, its directories made. */
-static int default_path(const char *session_id, char *buf, size_t len, char *err, size_t errlen)
+/* Makes (0700) and opens the directory `name` in `dirfd`, refusing a
+ * symbolic link and a directory of another user's: either could send the
+ * traces, and the tool output in them, where someone else reads them. */
+static int own_dir(int dirfd, const char *name, const char *shown, char *err, size_t errlen)
 {
+        struct stat st;
+        int fd, rc;
+
+        if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST) {
+                rc = -errno;
+                snprintf(err, errlen, "%s: %s", shown, strerror(-rc));
+                return rc;
+        }
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                rc = -errno;
+                /* O_DIRECTORY says ENOTDIR of a link: the caller hears ELOOP */
+                if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+                        rc = -ELOOP;
+                        snprintf(err, errlen,
+                                 "%s: is a symbolic link; refusing to keep traces through it "
+                                 "(make it a directory of your own)",
+                                 shown);
+                } else {
+                        snprintf(err, errlen, "%s: %s", shown, strerror(-rc));
+                }
+                return rc;
+        }
+        if (fstat(fd, &st) < 0) {
+                rc = -errno;
+                snprintf(err, errlen, "%s: %s", shown, strerror(-rc));
+                close(fd);
+                return rc;
+        }
+        if (st.st_uid != geteuid()) {
+                snprintf(err, errlen,
+                         "%s: owned by uid %u, not by you (uid %u); refusing to "
+                         "keep traces there",
+                         shown, (unsigned)st.st_uid, (unsigned)geteuid());
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
+/* Opens $XDG_STATE_HOME/proctor/sessions, whose path is in `dir`: the
+ * directories above proctor/ are the user's business and are only made
+ * when missing; proctor/ and sessions/ are proctor's own and are checked. */
+static int sessions_dir(char *dir, char *err, size_t errlen)
+{
+        char *sess = strrchr(dir, '/');
+        char *prod;
+        int base, fd, rc;
+
+        *sess = '\0';
+        prod = strrchr(dir, '/');
+        *prod = '\0';
+        rc = make_dirs(dir, 0700);
+        base = rc < 0 ? rc : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (base < 0) {
+                rc = rc < 0 ? rc : -errno;
+                snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+                *prod = '/';
+                *sess = '/';
+                return rc;
+        }
+        *prod = '/';
+        fd = own_dir(base, prod + 1, dir, err, errlen);
+        close(base);
+        *sess = '/';
+        if (fd < 0)
+                return fd;
+        rc = own_dir(fd, sess + 1, dir, err, errlen);
+        close(fd);
+        return rc;
+}
+
+/* Creates $XDG_STATE_HOME/proctor/sessions/<id>.jsonl, a new file: never
+ * one that exists, nor one reached through a symbolic link. */
+static int open_default(const char *session_id, char *path, size_t len, char *err, size_t errlen)
+{
+        char name[160];
         size_t n;
-        int rc;
+        int dfd, fd, rc;
 
         if (!valid_session_id(session_id)) {
                 snprintf(err, errlen, "bad session id for a trace file name");
                 return -EINVAL;
         }
-        rc = config_xdg_path("XDG_STATE_HOME", ".local/state", "proctor/sessions", buf, len);
+        rc = config_xdg_path("XDG_STATE_HOME", ".local/state", "proctor/sessions", path, len);
         if (rc < 0) {
                 snprintf(err, errlen, "no directory for traces (set XDG_STATE_HOME)");
                 return rc;
         }
-        rc = make_dirs(buf, 0700);
-        if (rc < 0) {
-                snprintf(err, errlen, "%s: %s", buf, strerror(-rc));
-                return rc;
-        }
-        n = strlen(buf);
-        if ((size_t)snprintf(buf + n, len - n, "/%s.jsonl", session_id) >= len - n) {
-                snprintf(err, errlen, "%s: path too long", buf);
+        snprintf(name, sizeof(name), "%s.jsonl", session_id);
+        n = strlen(path);
+        if ((size_t)snprintf(path + n, len - n, "/%s", name) >= len - n) {
+                snprintf(err, errlen, "%s: path too long", path);
                 return -ENAMETOOLONG;
         }
-        return 0;
+        path[n] = '\0';
+        dfd = sessions_dir(path, err, errlen);
+        if (dfd < 0)
+                return dfd;
+        path[n] = '/';
+        fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+                    0600);
+        rc = fd < 0 ? -errno : 0;
+        close(dfd);
+        if (rc == -EEXIST) /* a session id is never reused: someone planted it */
+                snprintf(err, errlen, "%s: already exists; refusing to reuse it", path);
+        else if (rc < 0)
+                snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        return rc < 0 ? rc : fd;
+}
+
+/* Opens the --trace file. One trace file holds one session, so an existing
+ * one is emptied (the supervisor reuses it for each new session), but never
+ * through a symbolic link, and never someone else's file. */
+static int open_explicit(const char *path, char *err, size_t errlen)
+{
+        struct stat st;
+        int fd, rc;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                rc = -errno;
+                if (rc == -ELOOP)
+                        snprintf(err, errlen, "%s: is a symbolic link; refusing to follow it",
+                                 path);
+                else
+                        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+                return rc;
+        }
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (st.st_uid != geteuid()) {
+                        snprintf(err, errlen,
+                                 "%s: owned by uid %u, not by you (uid %u); refusing to "
+                                 "overwrite it",
+                                 path, (unsigned)st.st_uid, (unsigned)geteuid());
+                        close(fd);
+                        return -EPERM;
+                }
+                /* A file that existed may be readable by others; a trace
+                 * holds tool output, so it is the operator's alone (pipes
+                 * and ttys are left as they are). */
+                if (ftruncate(fd, 0) < 0 || ((st.st_mode & 077) != 0 && fchmod(fd, 0600) < 0)) {
+                        rc = -errno;
+                        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+                        close(fd);
+                        return rc;
+                }
+        }
+        return fd;
 }
 
 int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
                size_t errlen)
 {
-        /* One trace file holds one session: an explicit one is truncated;
-         * a default one is never reached through a symlink. */
-        int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (path ? O_TRUNC : O_NOFOLLOW);
         char buf[PATH_MAX];
         struct trace *t;
-        struct stat st;
-        int rc;
+        int fd;
 
         if (path == NULL) {
-                rc = default_path(session_id, buf, sizeof(buf), err, errlen);
-                if (rc < 0)
-                        return rc;
+                fd = open_default(session_id, buf, sizeof(buf), err, errlen);
                 path = buf;
+        } else {
+                fd = open_explicit(path, err, errlen);
         }
+        if (fd < 0)
+                return fd;
         t = calloc(1, sizeof(*t));
         if (t == NULL || (t->path = strdup(path)) == NULL) {
                 free(t);
+                close(fd);
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        t->fd = open(path, flags, 0600);
-        if (t->fd < 0) {
-                rc = -errno;
-                snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-                free(t->path);
-                free(t);
-                return rc;
-        }
-        /* A file that existed may be readable by others; a trace holds tool
-         * output, so it is the operator's alone (pipes and ttys are left). */
-        if (fstat(t->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            (st.st_mode & 077) != 0)
-                fchmod(t->fd, 0600);
+        t->fd = fd;
         *out = t;
         return 0;
 }

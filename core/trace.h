@@ -9,11 +9,13 @@
 
 struct trace;
 
-/* Opens a trace for writing. `path` NULL means
+/* Opens a trace for writing. `path` NULL means a new file (0600, O_EXCL)
  * $XDG_STATE_HOME/proctor/sessions/<session_id>.jsonl (default under
- * ~/.local/state), creating the missing directories with mode 0700; an
- * explicit path is truncated. The file is made 0600. Returns 0 or -errno
- * with a reason in err. */
+ * ~/.local/state), creating the missing directories with mode 0700 and
+ * refusing a proctor/ or sessions/ that is a symbolic link or not owned by
+ * the user. An explicit path is truncated and made 0600 when it exists,
+ * but refused when it is a symbolic link or another user's regular file.
+ * Returns 0 or -errno with a reason, naming the path, in err. */
 int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
                size_t errlen);
 

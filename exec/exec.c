@@ -209,7 +209,8 @@ enum exec_isolation exec_isolation(const struct exec *e)
 static unsigned cg_limit_bits(unsigned controllers)
 {
         return ((controllers & CG_MEMORY) ? EXEC_CG_MEMORY : 0) |
-               ((controllers & CG_CPU) ? EXEC_CG_CPU : 0) | ((controllers & CG_PIDS) ? EXEC_CG_PIDS : 0);
+               ((controllers & CG_CPU) ? EXEC_CG_CPU : 0) |
+               ((controllers & CG_PIDS) ? EXEC_CG_PIDS : 0);
 }
 
 unsigned exec_cgroup_limits(const struct exec *e)

@@ -70,7 +70,7 @@ static struct text_lines *output_lines(struct app *a, long call)
         if (d->lines == NULL || d->vm != a->vm || d->call != call || c->output_bytes < d->fed ||
             delta > c->output_len) {
                 text_lines_free(d->lines);
-                d->lines = text_lines_new(DETAIL_LINES, 0, TEXT_TABS);
+                d->lines = text_lines_new(DETAIL_LINES, 0, SAFETEXT_TABS);
                 if (d->lines == NULL)
                         return NULL;
                 d->vm = a->vm;
@@ -184,7 +184,8 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
         }
         y++;
         /* a few rows show: the head is enough, however big the arguments */
-        args = text_sanitize(c->arguments, strnlen(c->arguments, DETAIL_ARG_BYTES), TEXT_TABS);
+        args =
+            safetext_sanitize(c->arguments, strnlen(c->arguments, DETAIL_ARG_BYTES), SAFETEXT_TABS);
         if (args != NULL) {
                 ns = text_wrap(args, w - 10, spans, DETAIL_ARG_ROWS);
                 draw_put(a, y, x, 10, THEME_TEXT_DIM, "arguments");

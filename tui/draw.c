@@ -66,7 +66,7 @@ void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char 
 void draw_put_untrusted(struct app *a, int y, int x, int w, enum theme_role r, const char *s,
                         size_t len)
 {
-        char *safe = text_sanitize(s, len, TEXT_TABS);
+        char *safe = safetext_sanitize(s, len, SAFETEXT_TABS);
 
         if (safe != NULL)
                 draw_put(a, y, x, w, r, safe);
@@ -261,9 +261,9 @@ static void draw_header(struct app *a)
                  sandbox ? " SANDBOX (isolated) " : " LOCAL (not isolated) ");
         x = 33;
         /* Limits that fell back to rlimits: the badge must not overstate. */
-        if (sandbox && (a->screen == SCREEN_SETUP
-                            ? (a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL
-                            : vs != NULL && vs->limits_per_process[0] != '\0')) {
+        if (sandbox &&
+            (a->screen == SCREEN_SETUP ? (a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL
+                                       : vs != NULL && vs->limits_per_process[0] != '\0')) {
                 draw_put(a, 0, x, 21, THEME_BADGE_LOCAL, " LIMITS PER PROCESS ");
                 x += 22;
         }
@@ -316,7 +316,7 @@ static void draw_status(struct app *a)
         draw_put(a, LINES - 2, 1, COLS - 2, THEME_STATUS, a->status[0] ? a->status : hint);
         draw_fill(a, LINES - 1, 0, COLS, THEME_TEXT);
         if (a->typing || a->screen == SCREEN_SETUP) {
-                char *safe = text_sanitize(a->prompt, a->plen, 0);
+                char *safe = safetext_sanitize(a->prompt, a->plen, 0);
                 draw_put(a, LINES - 1, 0, 2, THEME_TITLE, "> ");
                 if (safe != NULL)
                         draw_put(a, LINES - 1, 2, COLS - 3, THEME_TEXT, safe);

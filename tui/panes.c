@@ -122,7 +122,7 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
                 return NULL;
         memcpy(raw, who, strlen(who));
         memcpy(raw + strlen(who), e->text, e->len);
-        w->safe = text_sanitize(raw, strlen(who) + e->len, TEXT_MULTILINE | TEXT_TABS);
+        w->safe = safetext_sanitize(raw, strlen(who) + e->len, SAFETEXT_MULTILINE | SAFETEXT_TABS);
         free(raw);
         if (w->safe == NULL)
                 return NULL;

@@ -1,5 +1,5 @@
-/* text: turns untrusted bytes (tool output, model text) into UTF-8 that is
- * safe to draw, and measures, fits and wraps it in terminal columns. Pure
+/* text: measures, fits and wraps sanitized text (core/safetext) in terminal
+ * columns, and keeps the sanitized tail of a live output stream. Pure
  * functions, no ncurses, no locale: nothing here may ever hand a control
  * character or an escape sequence on to the terminal. */
 #ifndef PROCTOR_TEXT_H
@@ -9,41 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Flags for text_sanitize and text_lines_new.
- *
- * Escape style, always the same: C0 controls and DEL in caret notation
- * ("\x1b" is "^[", "\x07" is "^G", "\x00" is "^@", DEL is "^?"); C1 controls
- * (U+0080..U+009F), bidi embeddings, overrides and isolates (U+202A..U+202E,
- * U+2066..U+2069) and the line/paragraph separators U+2028/U+2029 as
- * "<U+XXXX>"; invalid UTF-8 (stray or truncated bytes, overlong forms,
- * surrogates, anything above U+10FFFF) as U+FFFD, one per maximal invalid
- * subpart. A caret sequence is plain printable ASCII, so an escape sequence
- * written by a tool is shown, e.g. "^[]0;owned^G^[[2J", and never obeyed. */
-enum {
-        TEXT_MULTILINE = 1 << 0, /* keep "\n" (and fold "\r\n" to "\n"); else "^J", "^M" */
-        TEXT_TABS = 1 << 1,      /* expand "\t" to spaces up to the next stop of 8; else "^I" */
-        TEXT_DROP_ANSI = 1 << 2, /* drop whole CSI/OSC/DCS/ESC sequences instead of showing
-                                    them (colour codes vanish); a malformed or overlong one
-                                    is cut short and the rest shown as text */
-};
+#include "core/safetext.h"
 
 /* Flags for text_fit. */
 enum {
         TEXT_FIT_ELLIPSIS = 1 << 0, /* end a cut string with "…" (1 column) */
         TEXT_FIT_PAD = 1 << 1,      /* pad with spaces to exactly `columns` */
 };
-
-/* Sanitizes `len` bytes of `src` (NULs included) into a new NUL-terminated
- * UTF-8 string the caller frees. Returns NULL only when out of memory. */
-char *text_sanitize(const void *src, size_t len, unsigned flags);
-
-/* Display width of one code point, from proctor's own tables (Unicode 15
- * East Asian Wide/Fullwidth and emoji presentation = 2; nonspacing and
- * enclosing marks, zero-width format characters and Hangul medial/final
- * jamo = 0; everything else 1), so the result never depends on the process
- * locale or the C library. Controls count 1: they are drawn as U+FFFD by
- * text_fit if they ever reach it unsanitized. */
-int text_cpwidth(uint32_t cp);
 
 /* Display width of a NUL-terminated string, in terminal columns. Invalid
  * UTF-8 counts one column per U+FFFD it would be shown as. */
@@ -81,8 +53,8 @@ size_t text_wrap(const char *s, int columns, struct text_span *spans, size_t max
 struct text_lines;
 
 /* `max_lines` >= 1; `max_line_bytes` (0: 4096, at least 16) bounds the
- * bytes of one line, a longer one is broken before it would pass that; `flags` as for text_sanitize
- * (TEXT_MULTILINE is implied). Returns NULL when out of memory. */
+ * bytes of one line, a longer one is broken before it would pass that; `flags` as for
+ * safetext_sanitize (SAFETEXT_MULTILINE is implied). Returns NULL when out of memory. */
 struct text_lines *text_lines_new(size_t max_lines, size_t max_line_bytes, unsigned flags);
 void text_lines_free(struct text_lines *tl);
 

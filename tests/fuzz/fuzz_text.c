@@ -1,6 +1,6 @@
-/* fuzz_text: libFuzzer harness for tui/text.h, the one gate between
- * untrusted bytes and the terminal. It checks what the header promises:
- * text_sanitize never lets a control, escape or bidi character through,
+/* fuzz_text: libFuzzer harness for core/safetext.h and tui/text.h, the
+ * one gate between untrusted bytes and the terminal. It checks what the header promises:
+ * safetext_sanitize never lets a control, escape or bidi character through,
  * text_fit and text_wrap stay within their columns, and text_lines gives
  * the same lines however the stream is cut. A broken promise aborts.
  *
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/safetext.h"
 #include "tui/text.h"
 
 #define MAX_SPANS 4096
@@ -161,7 +162,7 @@ static void check_wrap(const char *s, int columns, size_t small)
                         /* only one character too wide for any line, with its marks */
                         first = start;
                         if (!utf8_next((const unsigned char *)s, slen, &first, &cp) ||
-                            (size_t)text_cpwidth(cp) <= cols ||
+                            (size_t)safetext_cpwidth(cp) <= cols ||
                             span_width(s, first, start + len - first) != 0)
                                 abort();
                 }
@@ -246,7 +247,7 @@ static void check_lines(const struct lines_case *lc, const uint8_t *data, size_t
                 abort();
         /* Nothing dropped and no line broken: the lines are the sanitized text. */
         if (total <= lc->max_lines && n * 16 + 64 < line_max) {
-                char *s = text_sanitize(data, n, lc->flags | TEXT_MULTILINE);
+                char *s = safetext_sanitize(data, n, lc->flags | SAFETEXT_MULTILINE);
                 size_t off = 0, len;
                 if (s == NULL)
                         abort();
@@ -288,17 +289,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mode = data[2] >> 6;
         seed = ((uint32_t)data[3] << 8 | data[4]) | 1u;
         few = data[4] % 4;
-        lc.flags = data[2] & (TEXT_TABS | TEXT_DROP_ANSI);
+        lc.flags = data[2] & (SAFETEXT_TABS | SAFETEXT_DROP_ANSI);
         lc.max_lines = mode == 0 ? 1u << 16 : 1u + (data[2] >> 3 & 7u);
         lc.max_line_bytes = mode == 0 ? 1u << 16 : mode == 1 ? 0 : mode == 2 ? data[3] % 64 : 4096;
         data += 5;
         size -= 5;
 
         for (flags = 0; flags < 8; flags++) {
-                char *s = text_sanitize(data, size, flags);
+                char *s = safetext_sanitize(data, size, flags);
                 if (s == NULL)
                         abort();
-                check_safe(s, flags & TEXT_MULTILINE);
+                check_safe(s, flags & SAFETEXT_MULTILINE);
                 check_fit(s, true, columns, fit_flags, dstlen);
                 check_fit(s, true, columns, fit_flags, 4096 * 8);
                 check_wrap(s, columns, few);

@@ -14,20 +14,21 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "core/safetext.h"
 #include "tui/text.h"
 
 #define FFFD "\xEF\xBF\xBD"
 
 static char *san(const char *s, unsigned flags)
 {
-        char *out = text_sanitize(s, strlen(s), flags);
+        char *out = safetext_sanitize(s, strlen(s), flags);
         assert_non_null(out);
         return out;
 }
 
 static void assert_san(const char *in, size_t len, unsigned flags, const char *want)
 {
-        char *out = text_sanitize(in, len, flags);
+        char *out = safetext_sanitize(in, len, flags);
         assert_non_null(out);
         assert_string_equal(out, want);
         free(out);
@@ -44,7 +45,7 @@ static void assert_drawable(const char *s, bool newline_ok)
         }
         assert_null(strstr(s, "\xC2\x9B"));     /* C1 CSI */
         assert_null(strstr(s, "\xE2\x80\xAE")); /* RLO */
-        char *again = text_sanitize(s, strlen(s), newline_ok ? TEXT_MULTILINE : 0);
+        char *again = safetext_sanitize(s, strlen(s), newline_ok ? SAFETEXT_MULTILINE : 0);
         assert_non_null(again);
         assert_string_equal(again, s); /* sanitizing is idempotent on safe text */
         free(again);
@@ -60,11 +61,11 @@ static void test_malicious_title_and_clear(void **state)
         assert_drawable(out, false);
         free(out);
 
-        out = san(evil, TEXT_MULTILINE | TEXT_TABS);
+        out = san(evil, SAFETEXT_MULTILINE | SAFETEXT_TABS);
         assert_string_equal(out, "^[]0;owned^G^[[2J");
         free(out);
 
-        out = san(evil, TEXT_DROP_ANSI);
+        out = san(evil, SAFETEXT_DROP_ANSI);
         assert_string_equal(out, ""); /* dropped whole, not half-obeyed */
         free(out);
 }
@@ -76,7 +77,7 @@ static void test_every_c0_and_del_escaped(void **state)
                         continue;
                 char in[1] = {(char)b}, want[3] = {'^', (char)(b ^ 0x40), '\0'};
                 assert_san(in, 1, 0, want);
-                char *out = text_sanitize(in, 1, TEXT_MULTILINE | TEXT_TABS);
+                char *out = safetext_sanitize(in, 1, SAFETEXT_MULTILINE | SAFETEXT_TABS);
                 assert_non_null(out);
                 if (b == '\n')
                         assert_string_equal(out, "\n");
@@ -91,11 +92,11 @@ static void test_every_c0_and_del_escaped(void **state)
         assert_san("\x7f", 1, 0, "^?");
         assert_san("a\0b", 3, 0, "a^@b");
         assert_san("a\nb", 3, 0, "a^Jb");
-        assert_san("a\r\nb\r", 5, TEXT_MULTILINE, "a\nb^M");
-        assert_san("ab\tc\td", 6, TEXT_TABS, "ab      c       d");
+        assert_san("a\r\nb\r", 5, SAFETEXT_MULTILINE, "a\nb^M");
+        assert_san("ab\tc\td", 6, SAFETEXT_TABS, "ab      c       d");
         assert_san("a\tb", 3, 0, "a^Ib");
         /* tab stops count display columns, not bytes */
-        assert_san("\xE4\xB8\xAD\tx", 5, TEXT_TABS, "\xE4\xB8\xAD      x");
+        assert_san("\xE4\xB8\xAD\tx", 5, SAFETEXT_TABS, "\xE4\xB8\xAD      x");
 }
 
 static void test_c1_and_bidi_escaped(void **state)
@@ -157,18 +158,18 @@ static void test_drop_ansi(void **state)
         char *out = san("\x1b[1;31mred\x1b[0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ "
                         "\x1bPq#0\x1b\\end\x1b"
                         "c!",
-                        TEXT_DROP_ANSI);
+                        SAFETEXT_DROP_ANSI);
         assert_string_equal(out, "red link end!");
         free(out);
         /* an OSC cut short by the next sequence: both go */
-        out = san("\x1b]0;t\x1b[31mX", TEXT_DROP_ANSI);
+        out = san("\x1b]0;t\x1b[31mX", SAFETEXT_DROP_ANSI);
         assert_string_equal(out, "X");
         free(out);
         /* a broken sequence ends at the control byte, which is shown */
-        out = san("\x1b[12\nx", TEXT_DROP_ANSI);
+        out = san("\x1b[12\nx", SAFETEXT_DROP_ANSI);
         assert_string_equal(out, "^Jx");
         free(out);
-        out = san("\x1b\x1b[2Jx\x1b", TEXT_DROP_ANSI);
+        out = san("\x1b\x1b[2Jx\x1b", SAFETEXT_DROP_ANSI);
         assert_string_equal(out, "^[x");
         free(out);
         /* an endless OSC cannot swallow the rest of the output */
@@ -178,7 +179,7 @@ static void test_drop_ansi(void **state)
         memcpy(big, "\x1b]0;", 4);
         memset(big + 4, 'A', n - 4);
         big[n] = '\0';
-        out = san(big, TEXT_DROP_ANSI);
+        out = san(big, SAFETEXT_DROP_ANSI);
         assert_true(strlen(out) > 0);
         assert_drawable(out, false);
         free(out);
@@ -199,15 +200,16 @@ static void test_widths_match_libc(void **state)
                 skip();
         for (uint32_t cp = 0xA0; cp <= 0x3FFFD; cp++) {
                 int libc = cp >= 0xD800 && cp <= 0xDFFF ? -1 : wcwidth((wchar_t)cp);
-                if (libc >= 0 && (libc == 2) != (text_cpwidth(cp) == 2))
-                        fail_msg("U+%04X: libc %d, ours %d", (unsigned)cp, libc, text_cpwidth(cp));
+                if (libc >= 0 && (libc == 2) != (safetext_cpwidth(cp) == 2))
+                        fail_msg("U+%04X: libc %d, ours %d", (unsigned)cp, libc,
+                                 safetext_cpwidth(cp));
         }
         for (size_t k = 0; k < sizeof full / sizeof full[0]; k++)
                 for (uint32_t cp = full[k].lo; cp <= full[k].hi; cp++) {
                         int libc = cp >= 0xD800 && cp <= 0xDFFF ? -1 : wcwidth((wchar_t)cp);
-                        if (libc >= 0 && libc != text_cpwidth(cp))
+                        if (libc >= 0 && libc != safetext_cpwidth(cp))
                                 fail_msg("U+%04X: libc %d, ours %d", (unsigned)cp, libc,
-                                         text_cpwidth(cp));
+                                         safetext_cpwidth(cp));
                 }
         setlocale(LC_CTYPE, "C");
 }
@@ -223,11 +225,11 @@ static void test_widths(void **state)
                                         0x200B, 0x200D, 0x0E31, 0x05B0, 0x1160};
         static const unsigned one[] = {'a', 0xE9, 0x3B1, 0x416, 0x2500, 0x2026, 0xFFFD, 0x303F};
         for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
-                assert_int_equal(text_cpwidth(two[k]), 2);
+                assert_int_equal(safetext_cpwidth(two[k]), 2);
         for (size_t k = 0; k < sizeof zero / sizeof zero[0]; k++)
-                assert_int_equal(text_cpwidth(zero[k]), 0);
+                assert_int_equal(safetext_cpwidth(zero[k]), 0);
         for (size_t k = 0; k < sizeof one / sizeof one[0]; k++)
-                assert_int_equal(text_cpwidth(one[k]), 1);
+                assert_int_equal(safetext_cpwidth(one[k]), 1);
 
         /* and the C library, in a UTF-8 locale, agrees on all of them */
         if (setlocale(LC_CTYPE, "C.UTF-8")) {
@@ -240,7 +242,7 @@ static void test_widths(void **state)
                 setlocale(LC_CTYPE, "C");
         }
         /* the process locale does not change the answer */
-        assert_int_equal(text_cpwidth(0x4E2D), 2);
+        assert_int_equal(safetext_cpwidth(0x4E2D), 2);
         assert_int_equal(text_width("\xe4\xb8\xad"), 2);
 
         assert_int_equal(text_width(""), 0);
@@ -423,7 +425,7 @@ static char *feed(unsigned flags, size_t max_lines, const size_t *cuts, size_t n
 
 static void test_lines_split_anywhere(void **state)
 {
-        const unsigned modes[] = {0, TEXT_TABS | TEXT_DROP_ANSI};
+        const unsigned modes[] = {0, SAFETEXT_TABS | SAFETEXT_DROP_ANSI};
         const char *want[] = {
             "plain line|^[[31mred^[[0m and ^[]0;owned^Gtitle|"
             "\xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80 e\xcc\x81|"
@@ -504,8 +506,8 @@ static void test_lines_bound_with_pending_state(void **state)
 
         for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
                 for (size_t h = 0; h <= strlen(head); h++) {
-                        struct text_lines *tl =
-                            text_lines_new(64, 16, TEXT_TABS | (t == 3 ? TEXT_DROP_ANSI : 0));
+                        struct text_lines *tl = text_lines_new(
+                            64, 16, SAFETEXT_TABS | (t == 3 ? SAFETEXT_DROP_ANSI : 0));
                         assert_non_null(tl);
                         for (int k = 0; k < 4; k++) {
                                 assert_int_equal(text_lines_append(tl, head, h), 0);

@@ -293,6 +293,76 @@ static void test_files_are_private(void **state)
         json_decref(ev);
 }
 
+/* A link planted where proctor keeps its traces, or at a trace's own path,
+ * is refused with a message naming it, and nothing is written through it. */
+static void test_planted_links_refused(void **state)
+{
+        struct fixture *f = *state;
+        char state_home[128], p[256], q[256], elsewhere[128], err[512];
+        struct trace *t;
+        struct stat st;
+
+        snprintf(state_home, sizeof(state_home), "%s/state", f->dir);
+        snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", f->dir);
+        assert_int_equal(mkdir(elsewhere, 0777), 0);
+        setenv("XDG_STATE_HOME", state_home, 1);
+
+        /* sessions/ a link to a directory elsewhere */
+        snprintf(p, sizeof(p), "%s/proctor", state_home);
+        assert_int_equal(mkdir(state_home, 0700), 0);
+        assert_int_equal(mkdir(p, 0700), 0);
+        snprintf(p, sizeof(p), "%s/proctor/sessions", state_home);
+        assert_int_equal(symlink(elsewhere, p), 0);
+        assert_int_equal(trace_open(NULL, "20261130-101502-7f3a", &t, err, sizeof(err)), -ELOOP);
+        assert_non_null(strstr(err, p));
+        assert_non_null(strstr(err, "symbolic link"));
+        assert_int_equal(rmdir(elsewhere), 0); /* still empty */
+        assert_int_equal(mkdir(elsewhere, 0777), 0);
+        assert_int_equal(unlink(p), 0);
+
+        /* proctor/ itself a link: not even sessions/ is made through it */
+        snprintf(p, sizeof(p), "%s/proctor", state_home);
+        assert_int_equal(rmdir(p), 0);
+        assert_int_equal(symlink(elsewhere, p), 0);
+        assert_int_equal(trace_open(NULL, "20261130-101502-7f3a", &t, err, sizeof(err)), -ELOOP);
+        assert_non_null(strstr(err, p));
+        assert_int_equal(rmdir(elsewhere), 0);
+        assert_int_equal(unlink(p), 0);
+
+        /* a link planted at the default trace file's path */
+        assert_int_equal(trace_open(NULL, "first", &t, err, sizeof(err)), 0);
+        trace_close(t);
+        snprintf(p, sizeof(p), "%s/proctor/sessions/20261130-101502-7f3a.jsonl", state_home);
+        snprintf(q, sizeof(q), "%s/target", f->dir);
+        assert_int_equal(symlink(q, p), 0);
+        assert_int_equal(trace_open(NULL, "20261130-101502-7f3a", &t, err, sizeof(err)), -EEXIST);
+        assert_non_null(strstr(err, p));
+        assert_int_equal(lstat(q, &st), -1); /* the link's target was not made */
+
+        /* and at an explicit --trace path */
+        assert_int_equal(symlink(q, f->path), 0);
+        assert_int_equal(trace_open(f->path, NULL, &t, err, sizeof(err)), -ELOOP);
+        assert_non_null(strstr(err, f->path));
+        assert_int_equal(lstat(q, &st), -1);
+
+        /* a sessions directory, or an existing --trace file, of another user's */
+        if (geteuid() == 0) {
+                snprintf(p, sizeof(p), "%s/proctor/sessions", state_home);
+                assert_int_equal(chown(p, 65534, 65534), 0);
+                assert_int_equal(trace_open(NULL, "second", &t, err, sizeof(err)), -EPERM);
+                assert_non_null(strstr(err, p));
+                assert_non_null(strstr(err, "owned by uid 65534"));
+                assert_int_equal(chown(p, 0, 0), 0);
+                assert_int_equal(unlink(f->path), 0);
+                spit(f->path, "someone's\n");
+                assert_int_equal(chown(f->path, 65534, 65534), 0);
+                assert_int_equal(trace_open(f->path, NULL, &t, err, sizeof(err)), -EPERM);
+                assert_int_equal(stat(f->path, &st), 0);
+                assert_int_equal(st.st_size, 10); /* left as it was */
+        }
+        unsetenv("XDG_STATE_HOME");
+}
+
 static void test_write_errors_are_reported(void **state)
 {
         struct trace *t;
@@ -638,6 +708,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_secret_fields_dropped, setup, teardown),
             cmocka_unit_test_setup_teardown(test_key_values_scrubbed, setup, teardown),
             cmocka_unit_test_setup_teardown(test_files_are_private, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_planted_links_refused, setup, teardown),
             cmocka_unit_test_setup_teardown(test_write_errors_are_reported, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sigkill_loses_no_event, setup, teardown),
             cmocka_unit_test_setup_teardown(test_sigkill_mid_write, setup, teardown),

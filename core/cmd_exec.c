@@ -74,6 +74,10 @@ static const char *describe(const struct exec_result *res, const struct exec_lim
                 return buf;
         case EXEC_KILLED:
                 return "killed";
+        case EXEC_DISK_LIMIT:
+                snprintf(buf, len, "killed: the workspace grew past the disk quota of %llu MiB",
+                         (unsigned long long)(l->disk_bytes >> 20));
+                return buf;
         case EXEC_SETUP_FAILED:
                 return res->error;
         default:
@@ -186,11 +190,13 @@ int cmd_exec_main(int argc, char **argv)
                 fprintf(stderr, "proctor exec: output truncated at %llu bytes\n",
                         (unsigned long long)o.limits.output_bytes);
 out:
+        /* Before the engine: a quota walk still running must not report
+         * to an engine that is gone. */
+        exec_workspace_free(ws);
         exec_engine_free(eng);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
         bus_free(bus);
-        exec_workspace_free(ws);
         termout_free(&r.out[0]);
         termout_free(&r.out[1]);
         return status;

@@ -40,6 +40,7 @@ static const struct key limit_keys[] = {
     {"pids", K_COUNT, FIELD(limits.pids), 1, 4194304, NULL},
     {"tmpfs", K_SIZE, FIELD(limits.tmpfs_bytes), 0, 0, NULL},
     {"output_limit", K_SIZE, FIELD(limits.output_bytes), 0, 0, NULL},
+    {"disk", K_SIZE, FIELD(limits.disk_bytes), 0, 0, NULL},
     {NULL, K_SECTION, 0, 0, 0, 0, NULL},
 };
 

@@ -104,6 +104,11 @@ static void add_trailer(struct tool_run *r, const struct exec_result *res)
         case EXEC_SETUP_FAILED:
                 snprintf(line, sizeof(line), "[the sandbox could not be set up: %s]", res->error);
                 break;
+        case EXEC_DISK_LIMIT:
+                snprintf(line, sizeof(line),
+                         "[stopped: the session's disk quota for the workspace is used up; "
+                         "remove files to write more]");
+                break;
         }
         if (r->len > 0 && r->buf[r->len - 1] != '\n')
                 append(r, "\n", 1);

@@ -18,8 +18,8 @@ struct dispatch_ctx {
         struct exec_engine *eng;
         struct bus *bus;
         enum exec_isolation mode;
-        const char *workspace;           /* resolved directory */
-        const struct exec_workspace *ws; /* the same, opened once for the session */
+        const char *workspace;     /* resolved directory */
+        struct exec_workspace *ws; /* the same, opened once for the session */
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         struct tools_cache *cache; /* local mode's cache; persists across calls */

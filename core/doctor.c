@@ -115,13 +115,24 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
                  r->nabis > 0 ? r->abis[0].allowed + r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].abi : "native");
         return json_pack(
-            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
+            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
             r->userns == 0 ? "user, pid, mount, net, ipc, uts, cgroup" : "unavailable",
             "filesystem", "tmpfs root, read-only /usr and /etc allowlist, private /tmp and /proc",
-            "network", r->userns == 0 ? "none (empty network namespace)" : "host", "seccomp",
+            "network", r->userns == 0 ? "none (its own loopback only)" : "host", "seccomp",
             r->seccomp_rc == 0 ? sc : "unavailable", "memory", m, "processes", p, "cpu_time", c,
             "cpu_share", sh, "wall_clock", "timer (kills the sandbox)", "stats",
-            r->cgroup != CGROUP_NONE ? "cgroup files" : "/proc of the command only");
+            r->cgroup != CGROUP_NONE ? "cgroup files" : "/proc of the command only", "workspace",
+            r->euid == 0 ? "acted on as its owner with the owner's primary group; a root-owned "
+                           "one as nobody; opened once per session"
+                         : "acted on as you; opened once per session",
+            "file_modes", "no setuid, setgid or device file can be made (seccomp)", "disk",
+            "quota per session on what sandboxes add to the workspace (--disk, default 4G): "
+            "walked when the filesystem grows, each file held to the room left (RLIMIT_FSIZE)",
+            "kernel_counters",
+            "per sandbox: 16 inotify instances, no fanotify (user namespace), 256 queued "
+            "signals, 64K message queues, 1024 open files (4096 hard)",
+            "proctor_files",
+            "proctor's config, state, cache and traces inside a workspace are read-only there");
 }
 
 static json_t *advice(const struct probe_report *r, const struct smoke *s)
@@ -218,7 +229,7 @@ static void print_text(const json_t *j)
                        json_string_value(json_object_get(v, "error")));
         printf("\nsandbox mode enforces here:\n");
         json_object_foreach (json_object_get(j, "enforced"), key, v)
-                printf("  %-12s %s\n", key, json_string_value(v));
+                printf("  %-16s %s\n", key, json_string_value(v));
         if (json_array_size(json_object_get(j, "advice")) > 0)
                 printf("\nto do:\n");
         json_array_foreach (json_object_get(j, "advice"), i, v)

@@ -18,10 +18,11 @@ struct exec_report {
 
 json_t *exec_report_limits_json(const struct exec_limits *l)
 {
-        return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "memory_bytes", (json_int_t)l->memory_bytes,
-                         "cpu_ms", (json_int_t)l->cpu_ms, "timeout_ms", (json_int_t)l->timeout_ms,
-                         "pids", (json_int_t)l->pids, "tmpfs_bytes", (json_int_t)l->tmpfs_bytes,
-                         "output_bytes", (json_int_t)l->output_bytes);
+        return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "memory_bytes",
+                         (json_int_t)l->memory_bytes, "cpu_ms", (json_int_t)l->cpu_ms, "timeout_ms",
+                         (json_int_t)l->timeout_ms, "pids", (json_int_t)l->pids, "tmpfs_bytes",
+                         (json_int_t)l->tmpfs_bytes, "output_bytes", (json_int_t)l->output_bytes,
+                         "disk_bytes", (json_int_t)l->disk_bytes);
 }
 
 json_t *exec_report_fallback_json(bool sandbox, unsigned cgroup_limits)

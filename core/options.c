@@ -20,6 +20,8 @@ const char options_help[] =
     "  --pids N                    process limit per execution (default 128)\n"
     "  --tmpfs SIZE                size of the sandbox's /tmp (default 64M)\n"
     "  --output-limit SIZE         output kept per execution (default 1M)\n"
+    "  --disk SIZE                 what a session's sandboxes may add to the workspace\n"
+    "                              (default 4G; exit reason disk_limit)\n"
     "  --json                      print events as JSON lines on stdout\n"
     "  --raw                       exec/run: pass output bytes unsanitized even to a\n"
     "                              terminal (escape sequences are then obeyed)\n"
@@ -85,6 +87,7 @@ static const struct opt opts[] = {
     {"pids", O_COUNT, OFF(limits.pids)},
     {"tmpfs", O_SIZE, OFF(limits.tmpfs_bytes)},
     {"output-limit", O_SIZE, OFF(limits.output_bytes)},
+    {"disk", O_SIZE, OFF(limits.disk_bytes)},
     {"max-iterations", O_COUNT, OFF(max_iterations)},
     {"trace", O_STR, OFF(trace)},
     {"theme", O_STR, OFF(theme)},

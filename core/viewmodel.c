@@ -55,8 +55,8 @@ static const char *const session_names[] = {
 };
 static const char *const call_names[] = {"running", "ok", "error", "interrupted"};
 static const char *const exec_names[] = {
-    "creating", "running",   "exited",     "signaled", "timeout",
-    "oom",      "cpu_limit", "pids_limit", "killed",   "setup_failed",
+    "creating",  "running",    "exited", "signaled",     "timeout",    "oom",
+    "cpu_limit", "pids_limit", "killed", "setup_failed", "disk_limit",
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -323,6 +323,7 @@ static void get_limits(const json_t *ev, struct viewmodel_limits *l)
         get_u64(o, "pids", &l->pids);
         get_u64(o, "tmpfs_bytes", &l->tmpfs_bytes);
         get_u64(o, "output_bytes", &l->output_bytes);
+        get_u64(o, "disk_bytes", &l->disk_bytes);
 }
 
 /* Index of `s` in names[from..n), or -1. */

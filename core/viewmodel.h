@@ -45,6 +45,7 @@ enum vm_exec_state {
         VM_EXEC_PIDS_LIMIT,
         VM_EXEC_KILLED,
         VM_EXEC_SETUP_FAILED,
+        VM_EXEC_DISK_LIMIT,
 };
 
 enum vm_entry_kind {
@@ -58,7 +59,7 @@ enum vm_entry_kind {
 
 /* Zero in a field: no limit, or not reported. */
 struct viewmodel_limits {
-        uint64_t memory_bytes, cpu_ms, timeout_ms, pids, tmpfs_bytes, output_bytes;
+        uint64_t memory_bytes, cpu_ms, timeout_ms, pids, tmpfs_bytes, output_bytes, disk_bytes;
 };
 
 /* Strings are never NULL ("" when unknown). */

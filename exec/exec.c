@@ -99,6 +99,8 @@ struct exec {
         pid_t cmd_pid; /* the command, host view, 0 until known */
         int pidfd;
         struct cgroup *cg;
+        struct exec_workspace *ws;     /* set when its disk quota applies */
+        struct exec_workspace *own_ws; /* opened for this execution alone */
         uint64_t t0_us, exit_us;
 
         uv_pipe_t out, err, status, in;
@@ -125,10 +127,11 @@ struct exec {
 };
 
 static const char *const reason_names[] = {
-    [EXEC_EXITED] = "exited",       [EXEC_SIGNALED] = "signaled",
-    [EXEC_TIMEOUT] = "timeout",     [EXEC_OOM] = "oom",
-    [EXEC_CPU_LIMIT] = "cpu_limit", [EXEC_PIDS_LIMIT] = "pids_limit",
-    [EXEC_KILLED] = "killed",       [EXEC_SETUP_FAILED] = "setup_failed",
+    [EXEC_EXITED] = "exited",         [EXEC_SIGNALED] = "signaled",
+    [EXEC_TIMEOUT] = "timeout",       [EXEC_OOM] = "oom",
+    [EXEC_CPU_LIMIT] = "cpu_limit",   [EXEC_PIDS_LIMIT] = "pids_limit",
+    [EXEC_KILLED] = "killed",         [EXEC_SETUP_FAILED] = "setup_failed",
+    [EXEC_DISK_LIMIT] = "disk_limit",
 };
 
 static const char *const ws_names[] = {
@@ -182,6 +185,7 @@ struct exec_limits exec_limits_default(void)
             .pids = 128,
             .tmpfs_bytes = 64ull << 20,
             .output_bytes = 1ull << 20,
+            .disk_bytes = 4ull << 30,
         };
         return l;
 }
@@ -435,6 +439,7 @@ static void exec_finish_remove(struct exec *e)
                         uv_timer_start(&eng->refill, pool_refill, 0, 0);
         }
         free(e->stdin_copy);
+        exec_workspace_free(e->own_ws);
         free(e);
         eng->children--;
         if (eng->freeing && eng->children == 0)
@@ -485,6 +490,9 @@ static enum exec_reason classify(struct exec *e, const struct cgroup_stats *cs,
                 return EXEC_OOM;
         if (r->signal == SIGXCPU || (over_cpu && (r->signal != 0 || r->exit_code > 128)))
                 return EXEC_CPU_LIMIT;
+        /* RLIMIT_FSIZE held a file to what the disk quota had left. */
+        if (e->ws != NULL && r->signal == SIGXFSZ)
+                return EXEC_DISK_LIMIT;
         return r->signal != 0 ? EXEC_SIGNALED : EXEC_EXITED;
 }
 
@@ -511,6 +519,8 @@ static void report_exit(struct exec *e)
         if (e->last.mem_peak_bytes > r.mem_peak_bytes)
                 r.mem_peak_bytes = e->last.mem_peak_bytes;
         r.reason = classify(e, &cs, &r);
+        if (e->ws != NULL)
+                ws_quota_sample(e->ws); /* what it left behind counts for the next */
         r.truncated = e->truncated;
         snprintf(r.error, sizeof(r.error), "%s", e->error);
         if (e->assigned && e->cb.on_exit != NULL)
@@ -680,6 +690,8 @@ static void on_stats(uv_timer_t *t)
         e->last.pids = cs.pids;
         if (e->cb.on_stats != NULL)
                 e->cb.on_stats(e, &e->last, e->ud);
+        if (e->ws != NULL)
+                ws_quota_sample(e->ws);
         if (e->iso != EXEC_SANDBOX)
                 return;
         if (e->lim.cpu_ms > 0 && e->last.cpu_ms >= e->lim.cpu_ms)
@@ -831,6 +843,18 @@ static void on_stdin_written(uv_write_t *req, int status)
 }
 
 /* ---- children and the pool ---- */
+
+/* A walk found the workspace grown past the session's disk quota: every
+ * execution writing to it stops. */
+static void quota_over(struct exec_workspace *w, void *ud)
+{
+        struct exec_engine *eng = ud;
+        struct exec *e;
+
+        for (e = eng->list; e != NULL; e = e->next)
+                if (e->ws == w && e->assigned && !e->exit_reported)
+                        kill_for(e, EXEC_DISK_LIMIT);
+}
 
 /* The host ids a child runs as: the workspace's (see exec_workspace_open);
  * a sandbox without a workspace run by root gets nobody. */
@@ -1233,6 +1257,7 @@ static void child_assign(struct exec *e, const struct exec_request *req,
         if (rc == 0) {
                 r.envp = envp;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
+                r.fsize = e->ws != NULL ? ws_quota_room(e->ws) : UINT64_MAX;
                 if (sandbox) {
                         r.cpu_ms = e->lim.cpu_ms;
                         r.as_bytes = mem ? 0 : e->lim.memory_bytes;
@@ -1267,7 +1292,7 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
 {
         bool sandbox = req->isolation == EXEC_SANDBOX;
         uint64_t t0 = now_us();
-        const struct exec_workspace *ws = req->ws;
+        struct exec_workspace *ws = req->ws;
         struct exec_workspace *own_ws = NULL;
         uint32_t uid, gid;
         struct exec *e;
@@ -1308,8 +1333,13 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->ud = ud;
         e->t0_us = t0;
         eng->live++;
+        if (sandbox && req->ws_mode == EXEC_WS_RW && req->limits.disk_bytes > 0 &&
+            ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0) {
+                e->ws = ws;
+                ws_quota_sample(ws);
+        }
+        e->own_ws = own_ws; /* the quota's walk may outlive this call */
         child_assign(e, req, ws);
-        exec_workspace_free(own_ws);
         eng->want_iso = req->isolation;
         eng->want_uid = uid;
         eng->want_gid = gid;

@@ -26,6 +26,7 @@ enum exec_reason {
         EXEC_PIDS_LIMIT,
         EXEC_KILLED,
         EXEC_SETUP_FAILED,
+        EXEC_DISK_LIMIT, /* the workspace grew past the session's disk quota */
 };
 
 enum exec_stream { EXEC_STDOUT = 1, EXEC_STDERR = 2 };
@@ -38,6 +39,9 @@ struct exec_limits {
         uint32_t pids;
         uint64_t tmpfs_bytes;
         uint64_t output_bytes;
+        /* What sandboxes (rw workspace) may add to the workspace, counted
+         * across every execution given the same exec_workspace: a session. */
+        uint64_t disk_bytes;
 };
 
 struct exec_stats {
@@ -61,10 +65,10 @@ struct exec_result {
 
 struct exec_request {
         enum exec_isolation isolation;
-        char *const *argv;               /* argv[0] resolved through PATH in the target */
-        const struct exec_workspace *ws; /* NULL: `workspace` is opened for this call */
-        const char *workspace;           /* host directory; NULL: current directory */
-        enum exec_ws_mode ws_mode;       /* sandbox only */
+        char *const *argv;         /* argv[0] resolved through PATH in the target */
+        struct exec_workspace *ws; /* NULL: `workspace` is opened for this call */
+        const char *workspace;     /* host directory; NULL: current directory */
+        enum exec_ws_mode ws_mode; /* sandbox only */
         struct exec_limits limits;
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
@@ -162,7 +166,7 @@ const char *exec_ws_mode_name(enum exec_ws_mode m);
 int exec_ws_mode_parse(const char *s, enum exec_ws_mode *out);
 
 /* The defaults documented for the CLI: 512M, 5 s CPU, 120 s, 128 pids,
- * 64M tmpfs, 1M output. */
+ * 64M tmpfs, 1M output, 4G disk. */
 struct exec_limits exec_limits_default(void);
 
 #endif

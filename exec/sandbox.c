@@ -670,6 +670,9 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                 set_limit(RLIMIT_AS, r->as_bytes, r->as_bytes);
         if (r->nproc > 0)
                 set_limit(RLIMIT_NPROC, r->nproc, r->nproc);
+        /* One file can never take more than the disk quota has left. */
+        if (r->fsize != UINT64_MAX)
+                set_limit(RLIMIT_FSIZE, r->fsize, r->fsize);
         if (p->isolate) {
                 set_limit(RLIMIT_CORE, 0, 0);
                 /* Counted per user across namespaces: see bound_kernel_counters. */
@@ -820,7 +823,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
-        uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes;
+        uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes, fsize;
         uint32_t nproc, has_ws, nprotect;
 };
 
@@ -886,6 +889,7 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         h.cpu_ms = r->cpu_ms;
         h.as_bytes = r->as_bytes;
         h.nproc = r->nproc;
+        h.fsize = r->fsize;
         h.has_ws = r->ws_path != NULL;
         payload = malloc(h.len ? h.len : 1);
         if (payload == NULL)
@@ -1006,6 +1010,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         r->cpu_ms = h.cpu_ms;
         r->as_bytes = h.as_bytes;
         r->nproc = h.nproc;
+        r->fsize = h.fsize;
         return true;
 }
 

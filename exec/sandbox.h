@@ -73,6 +73,7 @@ struct sandbox_request {
         uint64_t cpu_ms;   /* RLIMIT_CPU backstop, 0: none */
         uint64_t as_bytes; /* RLIMIT_AS backstop when no memory cgroup */
         uint32_t nproc;    /* RLIMIT_NPROC backstop when no pids cgroup */
+        uint64_t fsize;    /* RLIMIT_FSIZE: the disk quota's room; UINT64_MAX: none */
 };
 
 /* The child's entry point after clone. Never returns. */

@@ -4,8 +4,10 @@
 #define PROCTOR_WORKSPACE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <uv.h>
 
 #include "exec/exec.h"
 
@@ -21,8 +23,23 @@ struct exec_workspace {
          * read-only in every sandbox (see exec_workspace_protect) */
         char protect[EXEC_WS_MAX_PROTECT][PATH_MAX];
         unsigned nprotect;
+        struct ws_quota *quota; /* NULL until a sandbox with a disk limit uses it */
+        bool free_after_walk;   /* freed while a walk ran: the walk frees it */
 };
 
 void exec_workspace_ids(const struct exec_workspace *w, uint32_t *uid, uint32_t *gid);
+
+/* The disk quota: what rw sandboxes add to the workspace, measured by
+ * walking it (on the loop's thread pool) when the filesystem's own usage
+ * says the workspace may have grown past the quota; a single file is held
+ * to the room left by RLIMIT_FSIZE. `over` runs when a walk finds the quota
+ * exceeded. Starting it again is a no-op. */
+int ws_quota_start(struct exec_workspace *w, uv_loop_t *loop, uint64_t limit,
+                   void (*over)(struct exec_workspace *w, void *ud), void *ud);
+/* Bytes a new execution may still add (for RLIMIT_FSIZE). */
+uint64_t ws_quota_room(const struct exec_workspace *w);
+/* A stats tick or a spawn: checks the filesystem, walks when needed. */
+void ws_quota_sample(struct exec_workspace *w);
+bool ws_quota_over(const struct exec_workspace *w);
 
 #endif

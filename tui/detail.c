@@ -246,11 +246,13 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
         fmt_bytes(b1, sizeof(b1), l->memory_bytes);
         fmt_bytes(b2, sizeof(b2), l->tmpfs_bytes);
         fmt_bytes(b3, sizeof(b3), l->output_bytes);
+        fmt_bytes(b4, sizeof(b4), l->disk_bytes);
         snprintf(line, sizeof(line),
-                 "limits   memory %s  cpu %.0fs  pids %llu  wall %.0fs  /tmp %s  output %s",
+                 "limits   memory %s  cpu %.0fs  pids %llu  wall %.0fs  /tmp %s  output %s  "
+                 "disk %s",
                  l->memory_bytes ? b1 : "-", (double)l->cpu_ms / 1000.0,
                  (unsigned long long)l->pids, (double)l->timeout_ms / 1000.0,
-                 l->tmpfs_bytes ? b2 : "-", l->output_bytes ? b3 : "-");
+                 l->tmpfs_bytes ? b2 : "-", l->output_bytes ? b3 : "-", l->disk_bytes ? b4 : "-");
         draw_put(a, y++, x, w, THEME_TEXT, line);
         if (e->state == VM_EXEC_CREATING || e->state == VM_EXEC_RUNNING) {
                 fmt_bytes(b1, sizeof(b1), e->stats.mem_peak_bytes);

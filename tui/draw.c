@@ -136,10 +136,18 @@ void fmt_ms(char *buf, size_t len, uint64_t ms)
 enum theme_role draw_exec_role(enum vm_exec_state st)
 {
         static const enum theme_role roles[] = {
-            THEME_STATE_CREATING,  THEME_STATE_RUNNING,    THEME_STATE_EXITED,
-            THEME_STATE_KILLED,    THEME_STATE_TIMEOUT,    THEME_STATE_OOM,
-            THEME_STATE_CPU_LIMIT, THEME_STATE_PIDS_LIMIT, THEME_STATE_SETUP_FAILED,
-            THEME_STATE_SIGNALED,
+            [VM_EXEC_CREATING] = THEME_STATE_CREATING,
+            [VM_EXEC_RUNNING] = THEME_STATE_RUNNING,
+            [VM_EXEC_EXITED] = THEME_STATE_EXITED,
+            [VM_EXEC_SIGNALED] = THEME_STATE_SIGNALED,
+            [VM_EXEC_TIMEOUT] = THEME_STATE_TIMEOUT,
+            [VM_EXEC_OOM] = THEME_STATE_OOM,
+            [VM_EXEC_CPU_LIMIT] = THEME_STATE_CPU_LIMIT,
+            [VM_EXEC_PIDS_LIMIT] = THEME_STATE_PIDS_LIMIT,
+            [VM_EXEC_KILLED] = THEME_STATE_KILLED,
+            [VM_EXEC_SETUP_FAILED] = THEME_STATE_SETUP_FAILED,
+            /* a limit reached, coloured like the others */
+            [VM_EXEC_DISK_LIMIT] = THEME_STATE_PIDS_LIMIT,
         };
         return (unsigned)st < sizeof(roles) / sizeof(roles[0]) ? roles[st] : THEME_TEXT;
 }

@@ -12,7 +12,7 @@ void draw_setup(struct app *a)
 {
         struct layout_setup ls;
         bool sb = a->mode == EXEC_SANDBOX;
-        char line[512], mem[16], tmp[16];
+        char line[512], mem[16], tmp[16], disk[16];
         int x, y, w, iw;
 
         layout_setup_compute(COLS, &ls);
@@ -40,8 +40,9 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "limits: %s memory, %.0fs CPU, %u pids,", mem,
                  (double)a->o.limits.cpu_ms / 1000.0, a->o.limits.pids);
         draw_put(a, y + 2, x, iw, THEME_TEXT, line);
-        snprintf(line, sizeof(line), "%.0fs wall clock, %s /tmp; no network;",
-                 (double)a->o.limits.timeout_ms / 1000.0, tmp);
+        fmt_bytes(disk, sizeof(disk), a->o.limits.disk_bytes);
+        snprintf(line, sizeof(line), "%.0fs wall, %s /tmp, %s disk; no network;",
+                 (double)a->o.limits.timeout_ms / 1000.0, tmp, disk);
         draw_put(a, y + 3, x, iw, THEME_TEXT, line);
         draw_put(a, y + 4, x, iw, THEME_TEXT, "only the workspace persists.");
         /* The header badge says it too; `proctor doctor` says which. */

@@ -472,7 +472,7 @@ static void check_execs(const struct viewmodel *vm, uint64_t gen)
         for (i = 0; i < n; i++) {
                 const struct viewmodel_exec *e = viewmodel_exec(vm, i);
                 if (e == NULL || e->call_id == NULL || e->error == NULL || e->gen > gen ||
-                    (unsigned)e->state > VM_EXEC_SETUP_FAILED)
+                    (unsigned)e->state > VM_EXEC_DISK_LIMIT)
                         abort();
                 if (viewmodel_exec_find(vm, e->id) != (long)i)
                         abort();

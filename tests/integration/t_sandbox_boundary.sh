@@ -317,4 +317,49 @@ else
         out=$("$PROCTOR" run --mode sandbox --model "script:$S/own.jsonl" --workspace "$WORK/plant" go 2>&1 >/dev/null)
         expect_match "without cgroups: run says so at the start" "proctor: warning: no cgroup here for memory, cpu and pids" "$out"
 fi
+# ---- a disk quota on what a session's sandboxes add to the workspace ----
+D=$WORK/disk
+mkdir "$D"
+give_away "$D"
+dsize() { du -sb "$D" | cut -f1; }
+"$PROCTOR" exec --mode sandbox --workspace "$D" --disk 100M --json -- fallocate -l 2G /workspace/big \
+        > "$WORK/fa.jsonl"; rc=$?
+expect_eq "fallocate 2G past a 100M quota: disk_limit" disk_limit "$(json_field exec.exit reason < "$WORK/fa.jsonl")"
+expect_eq "fallocate 2G past a 100M quota: killed by SIGXFSZ (128+25)" 153 $rc
+expect_match "fallocate 2G: nothing near 2G on the host" "^[0-9]{1,8}$" "$(stat -c %s "$D/big" 2>/dev/null || echo 0)"
+rm -f "$D/big"
+# control: the same call under the default quota does allocate
+"$PROCTOR" exec --mode sandbox --workspace "$D" -- fallocate -l 200M /workspace/ok
+expect_eq "control: fallocate 200M under the default 4G quota" 209715200 "$(stat -c %s "$D/ok" 2>&1)"
+rm -f "$D/ok"
+# many files, each under the quota, together past it
+before=$(dsize)
+"$PROCTOR" exec --mode sandbox --workspace "$D" --disk 100M --json -- sh -c \
+        'for i in 1 2 3 4 5 6 7 8 9 10; do head -c 40M /dev/zero > /workspace/f$i; sleep 0.3; done; echo all-written' \
+        > "$WORK/many.jsonl"
+expect_eq "files past the quota together: disk_limit" disk_limit "$(json_field exec.exit reason < "$WORK/many.jsonl")"
+expect_no_match "they were stopped before the end" "all-written" "$(json_eval 'out()' < "$WORK/many.jsonl")"
+added=$(( $(dsize) - before ))
+if [ "$added" -lt $((250 << 20)) ]; then pass; else fail "the quota let $added bytes through (100M quota)"; fi
+rm -f "$D"/f*
+# a session: its calls share the quota; removing files gives room back
+cat > "$S/disk.jsonl" <<'EOF'
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "for i in 1 2 3 4 5 6; do head -c 40M /dev/zero > f$i; sleep 0.3; done"}}]}
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "echo more > small"}}]}
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "rm -f f*; sleep 1.5"}}]}
+{"content": "", "tool_calls": [{"name": "bash", "arguments": {"command": "echo room-again > small && cat small"}}]}
+{"content": "done"}
+EOF
+"$PROCTOR" run --json --mode sandbox --model "script:$S/disk.jsonl" --workspace "$D" --disk 100M \
+        --trace "$WORK/disk.trace" go > "$WORK/disk-run.jsonl" 2>"$WORK/disk-run.err"
+expect_eq "session: the quota is in session.start" 104857600 \
+        "$(events_eval "$WORK/disk-run.jsonl" 'of("session.start")[0]["limits"]["disk_bytes"]')"
+expect_match "session: the writer is told the quota is used up" "disk quota .* used up" \
+        "$(events_eval "$WORK/disk-run.jsonl" 'res(0)["output"]')"
+expect_eq "session: its execution ended disk_limit" disk_limit \
+        "$(events_eval "$WORK/disk-run.jsonl" 'of("exec.exit")[0]["reason"]')"
+expect_match "session: the next write finds no room" "File size limit|disk quota" \
+        "$(events_eval "$WORK/disk-run.jsonl" 'res(1)["output"]')"
+expect_eq "session: after removing files, writes work again" room-again \
+        "$(events_eval "$WORK/disk-run.jsonl" 'res(3)["output"].strip()')"
 finish

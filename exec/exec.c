@@ -740,7 +740,10 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
  * limit (a stalled one would only end at the wall clock). */
 #define OUTPUT_TICK_BYTES (2 * OUTPUT_PIPE_BYTES)
 
-static char out_slab[OUTPUT_PIPE_BYTES];
+/* One read, so one on_output call and one event, takes at most this: large
+ * enough that a pipeful costs four calls, small enough that a view folding
+ * it in keeps answering keys. */
+static char out_slab[256u << 10];
 
 static void drain_status(struct exec *e);
 
@@ -776,8 +779,10 @@ static size_t output_drain(struct exec *e, struct exec_output *o, size_t max)
 
         while (moved < max) {
                 uint64_t room = cap > e->out_bytes ? cap - e->out_bytes : 0;
-                want = max - moved < sizeof(out_slab) ? max - moved : sizeof(out_slab);
+                want = max - moved;
                 if (cap == 0 || room > 0) {
+                        if (want > sizeof(out_slab))
+                                want = sizeof(out_slab);
                         /* Never read past the cap: those bytes would be copied for nothing. */
                         if (cap != 0 && room < want)
                                 want = (size_t)room;

@@ -79,6 +79,17 @@ struct exec_engine {
         uv_timer_t refill;
 };
 
+/* One output pipe, read through a poll handle rather than uv_read so that
+ * what passes the output cap can be spliced away without a copy. */
+struct exec_output {
+        uv_poll_t poll;
+        int fd;           /* the read end, -1 once closed */
+        bool eof;         /* the last byte was read */
+        bool flooding;    /* drained by out_tick instead of polled */
+        bool grown;       /* the pipe was given OUTPUT_PIPE_BYTES */
+        uint64_t last_us; /* when it was last drained */
+};
+
 struct exec {
         struct exec_engine *eng;
         struct exec *next;
@@ -103,7 +114,8 @@ struct exec {
         struct exec_workspace *own_ws; /* opened for this execution alone */
         uint64_t t0_us, exit_us;
 
-        uv_pipe_t out, err, status, in;
+        uv_pipe_t status, in;
+        struct exec_output out, err;
         uv_poll_t exit_poll;
         uv_timer_t timeout, stats, grace;
         unsigned open_handles;
@@ -118,8 +130,9 @@ struct exec {
         int wait_status, init_status;
         enum exec_reason pending; /* set by proctor's own kill */
         bool has_pending;
-        uint64_t out_bytes;
+        uint64_t out_bytes; /* stdout and stderr together, past the cap too */
         bool truncated;
+        uv_timer_t out_tick; /* drains flooding streams (see output_tick) */
         struct rusage ru;
         struct exec_stats last;
         uint64_t last_cpu_ns, last_sample_us;
@@ -384,6 +397,7 @@ static void exec_finish_remove(struct exec *e);
 static void pool_unlink(struct exec *e);
 static void pool_refill(uv_timer_t *t);
 static void close_fd(int *fd);
+static void close_output(struct exec *e, struct exec_output *o);
 
 static void on_handle_closed(uv_handle_t *h)
 {
@@ -525,8 +539,9 @@ static void report_exit(struct exec *e)
         snprintf(r.error, sizeof(r.error), "%s", e->error);
         if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
-        close_handle(e, (uv_handle_t *)&e->out);
-        close_handle(e, (uv_handle_t *)&e->err);
+        close_output(e, &e->out);
+        close_output(e, &e->err);
+        close_handle(e, (uv_handle_t *)&e->out_tick);
         close_handle(e, (uv_handle_t *)&e->status);
         close_handle(e, (uv_handle_t *)&e->in);
         if (e->reaped)
@@ -709,42 +724,206 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = uv_buf_init(slab, sizeof(slab));
 }
 
-static void stream_eof(struct exec *e, uv_stream_t *s)
+/* ---- output ---- */
+
+/* A flooded pipe is grown to this (the unprivileged maximum by default). */
+#define OUTPUT_PIPE_BYTES (1u << 20)
+/* Every wake-up costs the supervisor a context switch, and every page that
+ * leaves a pipe costs it the page's release, whatever it does with the
+ * bytes. So a stream that keeps waking us (a wake-up that finds at least
+ * OUTPUT_BUSY_BYTES, or one within OUTPUT_TICK_MS of the last) is no longer
+ * polled: it is drained every OUTPUT_TICK_MS, at most OUTPUT_TICK_BYTES a
+ * time, until a tick finds it empty. A command that prints a little and
+ * exits is never held back. */
+#define OUTPUT_BUSY_BYTES (32u << 10)
+#define OUTPUT_TICK_MS    1
+/* A pipeful and what the command writes while it drains: a flood then
+ * runs at up to about 1 GB/s a stream, the supervisor spends at most a
+ * small part of a core on it, and the command still reaches its CPU
+ * limit (a stalled one would only end at the wall clock). */
+#define OUTPUT_TICK_BYTES (2 * OUTPUT_PIPE_BYTES)
+
+/* One read, so one on_output call and one event, takes at most this: large
+ * enough that a pipeful costs four calls, small enough that a view folding
+ * it in keeps answering keys. */
+static char out_slab[256u << 10];
+
+static void drain_status(struct exec *e);
+
+/* Past the cap the bytes only have to leave the pipe: splice hands its
+ * pages to /dev/null without copying them. Where splice cannot, they are
+ * read and dropped. */
+static ssize_t output_discard(int fd, size_t max)
 {
-        uv_read_stop(s);
+        static int null_fd = -2;
+        ssize_t n;
+
+        if (null_fd == -2)
+                null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null_fd >= 0) {
+                n = splice(fd, NULL, null_fd, NULL, max, SPLICE_F_NONBLOCK);
+                if (n >= 0 || errno == EAGAIN || errno == EINTR)
+                        return n;
+                close(null_fd);
+                null_fd = -1;
+        }
+        return read(fd, out_slab, max < sizeof(out_slab) ? max : sizeof(out_slab));
+}
+
+/* Moves up to `max` bytes of what the pipe holds now: those under the cap
+ * (shared by stdout and stderr) to on_output, the rest away. Returns the
+ * bytes moved and sets eof when the last writer is gone. */
+static size_t output_drain(struct exec *e, struct exec_output *o, size_t max)
+{
+        enum exec_stream which = o == &e->out ? EXEC_STDOUT : EXEC_STDERR;
+        uint64_t cap = e->lim.output_bytes;
+        size_t moved = 0, want;
+        ssize_t n;
+
+        while (moved < max) {
+                uint64_t room = cap > e->out_bytes ? cap - e->out_bytes : 0;
+                want = max - moved;
+                if (cap == 0 || room > 0) {
+                        if (want > sizeof(out_slab))
+                                want = sizeof(out_slab);
+                        /* Never read past the cap: those bytes would be copied for nothing. */
+                        if (cap != 0 && room < want)
+                                want = (size_t)room;
+                        n = read(o->fd, out_slab, want);
+                        if (n > 0 && e->cb.on_output != NULL)
+                                e->cb.on_output(e, which, out_slab, (size_t)n, e->ud);
+                } else {
+                        n = output_discard(o->fd, want);
+                        if (n > 0)
+                                e->truncated = true;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        /* EAGAIN: drained. Any other error ends the stream as EOF does. */
+                        o->eof = n == 0 || errno != EAGAIN;
+                        break;
+                }
+                e->out_bytes += (uint64_t)n;
+                moved += (size_t)n;
+                /* A short read emptied the pipe: the next write wakes us again. */
+                if ((size_t)n < want)
+                        break;
+        }
+        return moved;
+}
+
+static void output_end(struct exec *e, struct exec_output *o)
+{
+        uv_poll_stop(&o->poll);
+        o->flooding = false;
         e->open_streams--;
         maybe_report(e);
 }
 
-static void drain_status(struct exec *e);
+static void output_ready(uv_poll_t *p, int status, int events);
 
-static void on_output(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+static void output_tick(uv_timer_t *t)
 {
-        struct exec *e = s->data;
+        struct exec *e = t->data;
+        struct exec_output *all[] = {&e->out, &e->err};
+        bool flooding = false;
+        size_t i;
+
+        for (i = 0; i < 2 && !e->exit_reported; i++) {
+                struct exec_output *o = all[i];
+                if (!o->flooding)
+                        continue;
+                if (output_drain(e, o, OUTPUT_TICK_BYTES) > 0) {
+                        flooding = true;
+                } else if (o->eof) {
+                        output_end(e, o);
+                } else {
+                        /* Quiet for a whole tick: wake-ups are cheap again. */
+                        o->flooding = false;
+                        o->last_us = 0;
+                        uv_poll_start(&o->poll, UV_READABLE, output_ready);
+                }
+        }
+        if (!flooding && !e->exit_reported)
+                uv_timer_stop(t);
+}
+
+static void output_flood(struct exec *e, struct exec_output *o)
+{
+        if (!o->grown) {
+                o->grown = true;
+                /* Refused beyond the user's pipe quota: 64 KiB then. */
+                (void)fcntl(o->fd, F_SETPIPE_SZ, (int)OUTPUT_PIPE_BYTES);
+        }
+        uv_poll_stop(&o->poll);
+        o->flooding = true;
+        if (!uv_is_active((uv_handle_t *)&e->out_tick)) {
+                /* The loop's clock is from its last wake-up: a tick due
+                 * from then could come at once. */
+                uv_update_time(e->eng->loop);
+                uv_timer_start(&e->out_tick, output_tick, OUTPUT_TICK_MS, OUTPUT_TICK_MS);
+        }
+}
+
+static void output_ready(uv_poll_t *p, int status, int events)
+{
+        struct exec *e = p->data;
+        struct exec_output *o = p == &e->out.poll ? &e->out : &e->err;
+        uint64_t now;
+        size_t moved;
 
         /* The start message was written before the command ran, but on
          * another pipe: take it first so events stay in order. */
         if (!e->started)
                 drain_status(e);
-        enum exec_stream which = s == (uv_stream_t *)&e->out ? EXEC_STDOUT : EXEC_STDERR;
-        size_t take;
-
-        if (n < 0) {
-                stream_eof(e, s);
+        moved = output_drain(e, o, OUTPUT_TICK_BYTES);
+        if (o->eof) {
+                output_end(e, o);
                 return;
         }
-        take = (size_t)n;
-        if (e->lim.output_bytes > 0) {
-                uint64_t room =
-                    e->out_bytes < e->lim.output_bytes ? e->lim.output_bytes - e->out_bytes : 0;
-                if (take > room) {
-                        take = (size_t)room;
-                        e->truncated = true;
-                }
-        }
-        e->out_bytes += (uint64_t)n;
-        if (take > 0 && e->cb.on_output != NULL)
-                e->cb.on_output(e, which, buf->base, take, e->ud);
+        now = now_us();
+        if (moved >= OUTPUT_BUSY_BYTES || now - o->last_us < OUTPUT_TICK_MS * 1000u)
+                output_flood(e, o);
+        o->last_us = now;
+}
+
+static int open_output(struct exec *e, struct exec_output *o, int *fd)
+{
+        int rc = uv_poll_init(e->eng->loop, &o->poll, *fd);
+
+        if (rc < 0)
+                return rc;
+        o->poll.data = e;
+        o->fd = *fd;
+        *fd = -1;
+        e->open_handles++;
+        e->open_streams++;
+        return uv_poll_start(&o->poll, UV_READABLE, output_ready);
+}
+
+/* Watches stdout and stderr; each pipe keeps its default size until the
+ * command floods it. */
+static int start_output(struct exec *e, int *out_fd, int *err_fd)
+{
+        int rc;
+
+        uv_timer_init(e->eng->loop, &e->out_tick);
+        e->out_tick.data = e;
+        e->open_handles++;
+        if ((rc = open_output(e, &e->out, out_fd)) < 0)
+                return rc;
+        return open_output(e, &e->err, err_fd);
+}
+
+static void close_output(struct exec *e, struct exec_output *o)
+{
+        if (o->poll.data != e || uv_is_closing((uv_handle_t *)&o->poll))
+                return;
+        /* uv_close takes the fd out of the loop's epoll set at once: it can
+         * be closed now. */
+        uv_close((uv_handle_t *)&o->poll, on_handle_closed);
+        close_fd(&o->fd);
 }
 
 static void handle_msg(struct exec *e, const struct sandbox_msg *m)
@@ -1004,8 +1183,7 @@ static int start_handles(struct exec *e, struct child_fds *f)
         int rc;
 
         if ((rc = open_stream(e, &e->status, &f->status[0], on_status, false)) < 0 ||
-            (rc = open_stream(e, &e->out, &f->out[0], on_output, true)) < 0 ||
-            (rc = open_stream(e, &e->err, &f->err[0], on_output, true)) < 0 ||
+            (rc = start_output(e, &f->out[0], &f->err[0])) < 0 ||
             (rc = open_stream(e, &e->in, &f->in[1], NULL, false)) < 0)
                 return rc;
         uv_poll_init(loop, &e->exit_poll, e->pidfd);

@@ -3,7 +3,7 @@
 # tables. Reports, does not gate: exits 0 even when a target is missed, and
 # non-zero only when a benchmark could not run at all (a failed execution).
 #
-# Eight tables:
+# Nine tables:
 #   1. spawn, back to back, no pool: the raw cost of building one sandbox
 #   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
 #   3. cli, back to back: whole `proctor exec` processes against bwrap
@@ -13,13 +13,15 @@
 #   7. viewmodel: events folded into the view model, and one frame's walk
 #      over 10,000 tool calls and 64 live executions
 #   8. sse: a streamed model response parsed and assembled, 4 KiB reads
+#   9. flood: the supervisor's CPU against the sandbox's while a command
+#      floods its output past the cap until its CPU limit
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
 # CLI_IDLE_RUNS (30), PAUSE_MS (100), KILL_ROUNDS (20), DISPATCH_CALLS (100000),
-# VM_FRAMES (1000), SSE_ROUNDS (5).
+# VM_FRAMES (1000), SSE_ROUNDS (5), FLOOD_RUNS (3), FLOOD_CPU_SECS (2).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel \
+for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel build/bench/flood \
         ./proctor; do
         if [ ! -x "$b" ]; then
                 echo "run.sh: $b is missing: run make bench" >&2
@@ -46,6 +48,8 @@ echo
 build/bench/viewmodel -f "${VM_FRAMES:-1000}" || status=1
 echo
 build/bench/sse -n "${SSE_ROUNDS:-5}" || status=1
+echo
+build/bench/flood -n "${FLOOD_RUNS:-3}" -c "${FLOOD_CPU_SECS:-2}" -p ./proctor || status=1
 echo
 tests/bench/session.sh || status=1
 echo

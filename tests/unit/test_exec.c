@@ -1,6 +1,7 @@
 /* Tests of the exec engine API with real processes and real sandboxes:
  * callbacks in order, stdin, many executions at once, kill during a fork
- * bomb, the pool of children made ahead, timeouts, shutdown. */
+ * bomb, the pool of children made ahead, timeouts, output floods past the
+ * cap, shutdown. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -310,6 +311,131 @@ static void test_timeout(void **state)
         assert_true(r.res.wall_ms >= 300 && r.res.wall_ms < 5000);
 }
 
+/* What a flood delivers: every byte, in order, per stream, and whether
+ * any came after the exit. */
+struct flood {
+        char *buf[3]; /* by enum exec_stream */
+        size_t n[3], calls;
+        bool late; /* output after exit */
+        struct run r;
+};
+
+static void flood_output(struct exec *e, enum exec_stream s, const char *b, size_t n, void *ud)
+{
+        struct flood *fl = ud;
+        char *grown = realloc(fl->buf[s], fl->n[s] + n);
+
+        assert_non_null(grown);
+        memcpy(grown + fl->n[s], b, n);
+        fl->buf[s] = grown;
+        fl->n[s] += n;
+        fl->calls++;
+        fl->late |= fl->r.exited;
+}
+
+static void flood_exit(struct exec *e, const struct exec_result *res, void *ud)
+{
+        on_exit_cb(e, res, &((struct flood *)ud)->r);
+}
+
+static void flood_remove(struct exec *e, uint64_t teardown_us, void *ud)
+{
+        on_remove(e, teardown_us, &((struct flood *)ud)->r);
+}
+
+static const struct exec_callbacks flood_cbs = {NULL, flood_output, NULL, flood_exit, flood_remove};
+
+static void run_flood(struct fixture *f, char **argv, const struct exec_limits *lim,
+                      struct flood *fl)
+{
+        struct exec_request req = {
+            .isolation = EXEC_SANDBOX, .argv = argv, .workspace = f->ws, .limits = *lim};
+        struct exec *e;
+        char err[256];
+
+        assert_int_equal(exec_spawn(f->eng, &req, &flood_cbs, fl, &e, err, sizeof(err)), 0);
+        run_until_removed(f, &fl->r, 1);
+        assert_false(fl->late);
+}
+
+/* A flood far past the output cap ends at its CPU limit, as without the
+ * cap; exactly the first `cap` bytes arrive, intact, and the result says
+ * the output was truncated. */
+static void test_flood_cpu_limit(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"seq", "1000000000", NULL};
+        struct exec_limits lim = exec_limits_default();
+        struct flood fl = {0};
+        char *want = malloc(2u << 20);
+        size_t len = 0;
+        unsigned i;
+
+        lim.cpu_ms = 1000;
+        lim.timeout_ms = 60000;
+        lim.output_bytes = 300001; /* not a page multiple: the cut falls inside a read */
+        run_flood(f, argv, &lim, &fl);
+        assert_int_equal(fl.r.res.reason, EXEC_CPU_LIMIT);
+        assert_true(fl.r.res.truncated);
+        assert_true(fl.r.res.cpu_ms >= 1000);
+        assert_int_equal(fl.n[EXEC_STDERR], 0);
+        assert_int_equal(fl.n[EXEC_STDOUT], 300001);
+        for (i = 1; len < 300001; i++)
+                len += (size_t)sprintf(want + len, "%u\n", i);
+        assert_memory_equal(fl.buf[EXEC_STDOUT], want, 300001);
+        free(want);
+        free(fl.buf[EXEC_STDOUT]);
+}
+
+/* Without a CPU limit a flood ends at the wall clock, reported as a
+ * timeout, with the head of its output intact. */
+static void test_flood_timeout(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"cat", "/dev/zero", NULL};
+        struct exec_limits lim = exec_limits_default();
+        struct flood fl = {0};
+        size_t i;
+
+        lim.cpu_ms = 0;
+        lim.timeout_ms = 1500;
+        run_flood(f, argv, &lim, &fl);
+        assert_int_equal(fl.r.res.reason, EXEC_TIMEOUT);
+        assert_true(fl.r.res.truncated);
+        assert_true(fl.r.res.wall_ms >= 1500 && fl.r.res.wall_ms < 10000);
+        assert_int_equal(fl.n[EXEC_STDOUT], lim.output_bytes);
+        for (i = 0; i < fl.n[EXEC_STDOUT]; i++)
+                if (fl.buf[EXEC_STDOUT][i] != 0)
+                        fail_msg("byte %zu of the head is %d", i, fl.buf[EXEC_STDOUT][i]);
+        free(fl.buf[EXEC_STDOUT]);
+}
+
+/* stdout and stderr share one cap: what stderr used is not left for
+ * stdout. A command that passes the cap and then exits is not held back. */
+static void test_flood_shared_cap(void **state)
+{
+        struct fixture *f = *state;
+        char *argv[] = {"sh", "-c",
+                        "printf 'err!' >&2; sleep 0.2; printf 'out-out-out'; "
+                        "head -c 3000000 /dev/zero; exit 4",
+                        NULL};
+        struct exec_limits lim = exec_limits_default();
+        struct flood fl = {0};
+
+        lim.output_bytes = 7;
+        run_flood(f, argv, &lim, &fl);
+        assert_int_equal(fl.r.res.reason, EXEC_EXITED);
+        assert_int_equal(fl.r.res.exit_code, 4);
+        assert_true(fl.r.res.truncated);
+        assert_int_equal(fl.n[EXEC_STDERR], 4);
+        assert_memory_equal(fl.buf[EXEC_STDERR], "err!", 4);
+        assert_int_equal(fl.n[EXEC_STDOUT], 3);
+        assert_memory_equal(fl.buf[EXEC_STDOUT], "out", 3);
+        assert_true(fl.r.res.wall_ms < 5000);
+        free(fl.buf[EXEC_STDOUT]);
+        free(fl.buf[EXEC_STDERR]);
+}
+
 /* Children made ahead of time are still fresh sandboxes: nothing written
  * by one execution outside the workspace is seen by the next. */
 static void test_pool_fresh(void **state)
@@ -376,6 +502,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
             cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup_quiet, teardown),
             cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_flood_cpu_limit, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_flood_timeout, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_flood_shared_cap, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, teardown),
             cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool, teardown),
             cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),

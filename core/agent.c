@@ -413,22 +413,49 @@ static void start_ready_calls(struct agent *a)
 
 /* ---- the operator ---- */
 
-unsigned agent_kill_all(struct agent *a)
+unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
 {
-        unsigned n = 0;
+        const char *note =
+            a->interrupted ? "interrupted by the operator" : "killed by the operator";
+        bool was = a->dispatching;
+        unsigned n = 0, nc = 0;
         size_t i;
 
+        /* Cancelled calls complete inside this loop: the turn may only end
+         * after it. */
+        a->dispatching = true;
         for (i = 0; i < a->ncalls; i++) {
+                struct call *c = &a->calls[i];
                 uint64_t id;
-                if (a->calls[i].run == NULL || a->calls[i].done)
+                if (c->done)
                         continue;
-                id = dispatch_kill(a->calls[i].run, a->interrupted ? "interrupted by the operator"
-                                                                   : "killed by the operator");
+                if (!c->started) {
+                        /* waits for an earlier call: it will not start now */
+                        char msg[160];
+                        snprintf(msg, sizeof(msg), "cancelled before it started (%s)", note);
+                        c->started = true;
+                        complete_call(a, c, false, msg, strlen(msg), -1, 0);
+                        nc++;
+                        continue;
+                }
+                if (c->run == NULL)
+                        continue;
+                if (dispatch_queued(c->run)) {
+                        dispatch_kill(c->run, note); /* completes the call */
+                        nc++;
+                        continue;
+                }
+                id = dispatch_kill(c->run, note);
                 if (id != 0) {
                         emit(a, "operator.kill", json_pack("{s:I}", "exec_id", (json_int_t)id));
                         n++;
                 }
         }
+        a->dispatching = was;
+        if (!was && nc > 0 && a->pending == 0)
+                finish_turn(a);
+        if (cancelled != NULL)
+                *cancelled = nc;
         return n;
 }
 
@@ -444,8 +471,7 @@ void agent_interrupt(struct agent *a)
                 end_turn(a, AGENT_INTERRUPTED, true);
                 return;
         }
-        agent_kill_all(a);
-        /* calls waiting on others are answered when their turn comes */
+        agent_kill_all(a, NULL); /* queued and waiting calls are cancelled */
 }
 
 int agent_kill_exec(struct agent *a, uint64_t exec_id)

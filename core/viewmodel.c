@@ -1249,6 +1249,11 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id)
         return map_find(&vm->call_map, hash_str(call_id), call_eq, vm, call_id);
 }
 
+bool viewmodel_call_queued(const struct viewmodel_call *c)
+{
+        return c->state == VM_CALL_RUNNING && c->nexecs == 0;
+}
+
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm)
 {
         return vm->running.n;

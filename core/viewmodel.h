@@ -192,7 +192,11 @@ size_t viewmodel_ncalls(const struct viewmodel *vm);
 const struct viewmodel_call *viewmodel_call(const struct viewmodel *vm, size_t i);
 /* Index of the call with this id, or -1. */
 long viewmodel_call_find(const struct viewmodel *vm, const char *call_id);
-/* Calls still running, in no particular order. */
+/* A call that has not finished and has no execution yet: it waits in the
+ * session's queue (or for an earlier call on the same path), since an
+ * execution's exec.create comes only when it may start. */
+bool viewmodel_call_queued(const struct viewmodel_call *c);
+/* Calls still running (queued ones included), in no particular order. */
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm);
 const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, size_t i);
 

@@ -910,6 +910,36 @@ static void test_scale(void **state)
         assert_int_equal(viewmodel_session(vm)->tool_calls, 10000);
 }
 
+/* Past the session's bounds a call has no execution yet: it shows as
+ * queued until its exec.create, and a cancelled one ends interrupted. */
+static void test_queued_calls(void **state)
+{
+        struct viewmodel *vm = *state;
+
+        start_session(vm, 0);
+        feed(vm, 1, "turn.start", "{s:i}", "turn", 1);
+        call_start(vm, 10, "c1", "bash", "{\"command\":\"sleep 1\"}");
+        call_start(vm, 10, "c2", "bash", "{\"command\":\"sleep 1\"}");
+        call_start(vm, 10, "c3", "bash", "{\"command\":\"sleep 1\"}");
+        exec_create(vm, 11, 1, "c1");
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c1")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c2")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c3")));
+        exec_start(vm, 12, 1, 100);
+        exec_exit(vm, 500, 1, "exited", 0, 0);
+        call_result(vm, 500, "c1", true, 0, 490);
+        feed(vm, 501, "exec.remove", "{s:I,s:I}", "exec_id", (json_int_t)1, "teardown_us",
+             (json_int_t)300);
+        exec_create(vm, 501, 2, "c2");
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c2")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c3")));
+        feed(vm, 600, "operator.interrupt", "{s:i}", "turn", 1);
+        call_result(vm, 600, "c3", false, -1, 590);
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c3")));
+        assert_int_equal(call_by_id(vm, "c3")->state, VM_CALL_INTERRUPTED);
+        assert_int_equal(call_by_id(vm, "c3")->nexecs, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -929,6 +959,7 @@ int main(void)
             T(test_new_session_starts_over),
             T(test_bus_subscriber),
             T(test_scale),
+            T(test_queued_calls),
         };
 #undef T
         return cmocka_run_group_tests_name("viewmodel", tests, NULL, NULL);

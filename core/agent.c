@@ -19,7 +19,8 @@ struct call {
         struct tool_run *run;
         int wait_for; /* index of an earlier call on the same path or key, or -1 */
         bool started, done, ok;
-        char *result; /* what the model reads, capped */
+        bool cancelled; /* never started: interrupt or kill-all came first */
+        char *result;   /* what the model reads, capped */
 };
 
 struct agent {
@@ -342,16 +343,19 @@ static void complete_call(struct agent *a, struct call *c, bool ok, const char *
         size_t out_len;
         bool truncated;
         char *capped = tools_cap(text, len, a->cfg.output_cap, &out_len, &truncated);
+        json_t *ev;
 
         free(c->result);
         c->result = capped != NULL ? capped : strdup("");
         c->ok = ok;
         c->done = true;
         c->run = NULL;
-        emit(a, "tool.result",
-             json_pack("{s:s,s:b,s:o,s:i,s:I,s:b}", "call_id", c->id, "ok", ok, "output",
+        ev = json_pack("{s:s,s:b,s:o,s:i,s:I,s:b}", "call_id", c->id, "ok", ok, "output",
                        bus_string(c->result, strlen(c->result)), "exit_code", exit_code,
-                       "duration_ms", (json_int_t)duration_ms, "truncated", truncated));
+                       "duration_ms", (json_int_t)duration_ms, "truncated", truncated);
+        if (c->cancelled)
+                json_object_set_new(ev, "cancelled", json_true());
+        emit(a, "tool.result", ev);
         a->pending--;
         if (a->dispatching)
                 return;
@@ -368,6 +372,8 @@ static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
 
         for (i = 0; i < a->ncalls && a->calls[i].run != r; i++)
                 ;
+        if (i < a->ncalls)
+                a->calls[i].cancelled = o->cancelled;
         if (i < a->ncalls)
                 complete_call(a, &a->calls[i], o->ok, o->output, o->len, o->exit_code,
                               o->duration_ms);
@@ -434,6 +440,7 @@ unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
                         char msg[160];
                         snprintf(msg, sizeof(msg), "cancelled before it started (%s)", note);
                         c->started = true;
+                        c->cancelled = true;
                         complete_call(a, c, false, msg, strlen(msg), -1, 0);
                         nc++;
                         continue;

@@ -156,7 +156,7 @@ static void run_free(struct tool_run *r)
 }
 
 /* Ends a run that never got an execution, with `text` as its error. */
-static void fail_run(struct tool_run *r, const char *text)
+static void fail_run(struct tool_run *r, const char *text, bool cancelled)
 {
         struct tool_outcome o = {0};
 
@@ -164,6 +164,7 @@ static void fail_run(struct tool_run *r, const char *text)
         o.len = strlen(text);
         o.exit_code = -1;
         o.duration_ms = now_ms() - r->t0_ms;
+        o.killed = o.cancelled = cancelled;
         r->finished = true;
         r->done(r, &o, r->ud);
         run_free(r);
@@ -428,7 +429,7 @@ static void pump(struct dispatch_ctx *dx)
                 r->next = NULL;
                 if (spawn(dx, r, err, sizeof(err)) < 0) {
                         snprintf(msg, sizeof(msg), "the tool could not be started: %s", err);
-                        fail_run(r, msg);
+                        fail_run(r, msg, false);
                 }
         }
         dx->pumping__ = false;
@@ -516,7 +517,7 @@ uint64_t dispatch_kill(struct tool_run *r, const char *note)
                 r->queued = false;
                 snprintf(msg, sizeof(msg), "cancelled before it started (%s)",
                          note != NULL ? note : "killed by the operator");
-                fail_run(r, msg);
+                fail_run(r, msg, true);
                 return 0;
         }
         if (r->finished || r->e == NULL)

@@ -42,6 +42,7 @@ struct tool_outcome {
         int exit_code; /* -1 when none */
         uint64_t duration_ms;
         bool killed;        /* ended by proctor (operator kill, interrupt) */
+        bool cancelled;     /* killed while queued: it never started */
         const char *reason; /* the execution's exit reason, or NULL for a builtin */
 };
 

@@ -166,6 +166,12 @@ const char *session_workspace(const struct session *s)
         return s->workspace;
 }
 
+void session_bounds(const struct session *s, unsigned *max_parallel, uint64_t *memory_budget)
+{
+        *max_parallel = s->opts.max_parallel;
+        *memory_budget = s->opts.memory_budget;
+}
+
 const char *session_model_label(const struct session *s)
 {
         return s->provider->label;

@@ -71,6 +71,9 @@ void session_free(struct session *s);
 
 const char *session_id(const struct session *s);
 const char *session_model_label(const struct session *s);
+/* How many executions may run at once and the memory budget across live
+ * sandboxes, defaults applied. */
+void session_bounds(const struct session *s, unsigned *max_parallel, uint64_t *memory_budget);
 /* The workspace, resolved to an absolute path. */
 const char *session_workspace(const struct session *s);
 

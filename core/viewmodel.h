@@ -102,6 +102,7 @@ struct viewmodel_call {
         uint64_t start_ms, end_ms, duration_ms; /* end and duration: 0 while running */
         int exit_code;                          /* -1 when none reported */
         bool truncated;                         /* the result to the model was capped */
+        bool cancelled; /* ended before it started (tool.result "cancelled") */
         /* The output as streamed (tool.output), or tool.result's output when
          * nothing was streamed. Only the tail is kept past VM_OUTPUT_CAP. */
         char *output; /* NUL-terminated; output_len bytes */
@@ -156,6 +157,7 @@ struct viewmodel_exec {
 
 struct viewmodel_host {
         unsigned running; /* executions started and not yet exited */
+        unsigned queued;  /* calls waiting for an execution (viewmodel_call_queued) */
         double cpu_pct;   /* summed over those */
         uint64_t mem_bytes;
 };
@@ -196,6 +198,9 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id);
  * session's queue (or for an earlier call on the same path), since an
  * execution's exec.create comes only when it may start. */
 bool viewmodel_call_queued(const struct viewmodel_call *c);
+/* The call's state in a word: "queued" and "cancelled" besides the state
+ * names. */
+const char *viewmodel_call_label(const struct viewmodel_call *c);
 /* Calls still running (queued ones included), in no particular order. */
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm);
 const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, size_t i);

@@ -173,8 +173,7 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
         fmt_ms(took, sizeof(took),
                c->state == VM_CALL_RUNNING ? viewmodel_session(a->vm)->elapsed_ms - c->start_ms
                                            : c->duration_ms);
-        snprintf(line, sizeof(line), "%s  %s  %s %s  turn %lld%s", c->name,
-                 viewmodel_call_queued(c) ? "queued" : viewmodel_call_state_name(c->state),
+        snprintf(line, sizeof(line), "%s  %s  %s %s  turn %lld%s", c->name, viewmodel_call_label(c),
                  viewmodel_call_queued(c)      ? "waiting for"
                  : c->state == VM_CALL_RUNNING ? "running for"
                                                : "took",

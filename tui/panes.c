@@ -52,6 +52,16 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "workspace  %s (%s)",
                  a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        if (a->s != NULL) {
+                unsigned par;
+                uint64_t budget;
+                session_bounds(a->s, &par, &budget);
+                fmt_bytes(mem, sizeof(mem), budget);
+                snprintf(line, sizeof(line),
+                         "bounds     %u executions at once (the rest queued)%s%s%s", par,
+                         sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
+                draw_put(a, y++, x, w, THEME_TEXT, line);
+        }
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }
@@ -227,7 +237,7 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
                         }
                 }
         }
-        return viewmodel_call_queued(c) ? "queued" : viewmodel_call_state_name(c->state);
+        return viewmodel_call_label(c);
 }
 
 void draw_tools(struct app *a, const struct layout_rect *r)

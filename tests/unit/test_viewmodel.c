@@ -915,6 +915,7 @@ static void test_scale(void **state)
 static void test_queued_calls(void **state)
 {
         struct viewmodel *vm = *state;
+        struct viewmodel_host h;
 
         start_session(vm, 0);
         feed(vm, 1, "turn.start", "{s:i}", "turn", 1);
@@ -922,6 +923,8 @@ static void test_queued_calls(void **state)
         call_start(vm, 10, "c2", "bash", "{\"command\":\"sleep 1\"}");
         call_start(vm, 10, "c3", "bash", "{\"command\":\"sleep 1\"}");
         exec_create(vm, 11, 1, "c1");
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.queued, 2);
         assert_false(viewmodel_call_queued(call_by_id(vm, "c1")));
         assert_true(viewmodel_call_queued(call_by_id(vm, "c2")));
         assert_true(viewmodel_call_queued(call_by_id(vm, "c3")));
@@ -938,6 +941,15 @@ static void test_queued_calls(void **state)
         assert_false(viewmodel_call_queued(call_by_id(vm, "c3")));
         assert_int_equal(call_by_id(vm, "c3")->state, VM_CALL_INTERRUPTED);
         assert_int_equal(call_by_id(vm, "c3")->nexecs, 0);
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c2")), "running");
+        /* kill-all says so in tool.result */
+        call_start(vm, 700, "c4", "bash", "{\"command\":\"true\"}");
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c4")), "queued");
+        feed(vm, 701, "tool.result", "{s:s,s:b,s:s,s:i,s:b}", "call_id", "c4", "ok", 0, "output",
+             "cancelled before it started (killed by the operator)", "exit_code", -1, "cancelled",
+             1);
+        assert_true(call_by_id(vm, "c4")->cancelled);
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c4")), "cancelled");
 }
 
 int main(void)

@@ -329,7 +329,7 @@ static void draw_help(struct app *a)
             "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
             "mouse        click selects, click again opens; wheel scrolls",
             "k            kill the selected (or latest) running execution",
-            "K            kill every running execution",
+            "K            kill every running execution, cancel queued calls",
             "Esc          interrupt the current turn / close",
             "i            type a follow-up prompt",
             "n            new session (the mode may change)",

@@ -211,7 +211,7 @@ struct queue_test {
         struct dispatch_ctx dx;
         struct tool_run *runs[NCALLS];
         int done_order[NCALLS], ndone;
-        bool ok[NCALLS];
+        bool ok[NCALLS], cancelled[NCALLS];
         char out[NCALLS][256];
         int live, max_live, created;
 };
@@ -240,6 +240,7 @@ static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
         assert_true(i < NCALLS);
         q->done_order[q->ndone++] = i;
         q->ok[i] = o->ok;
+        q->cancelled[i] = o->cancelled;
         snprintf(q->out[i], sizeof(q->out[i]), "%.*s", (int)o->len, o->output);
 }
 
@@ -317,6 +318,7 @@ static void test_queue_cancel(void **state)
         assert_int_equal(dispatch_kill(q.runs[2], "interrupted by the operator"), 0);
         assert_int_equal(q.ndone, 1);
         assert_false(q.ok[2]);
+        assert_true(q.cancelled[2]);
         assert_string_equal(q.out[2], "cancelled before it started (interrupted by the operator)");
         assert_int_not_equal(dispatch_kill(q.runs[0], "interrupted by the operator"), 0);
         /* the queued call still left is cancelled by closing, before the
@@ -328,6 +330,7 @@ static void test_queue_cancel(void **state)
         while (q.ndone < 3 || q.live > 0)
                 uv_run(&q.loop, UV_RUN_ONCE);
         assert_non_null(strstr(q.out[0], "interrupted by the operator"));
+        assert_false(q.cancelled[0]); /* it ran: killed, not cancelled */
         assert_int_equal(q.created, 1);
         queue_close(&q);
 }

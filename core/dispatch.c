@@ -248,9 +248,11 @@ int dispatch_call_limits(const struct exec_limits *op, const json_t *args, struc
 #define BASH_PIECE_MAX (64u * 1024)
 
 /* Joins the pieces with IFS empty, then restores IFS to bash's default and
- * clears the positional parameters before the command runs: it sees what
- * bash -c would give it, and no variable of ours. */
-static const char bash_join[] = "IFS=; eval \"IFS=\\$' \\t\\n'; set --\n$*\"";
+ * clears the positional parameters before the command runs, on the same
+ * line so that $LINENO counts as under bash -c: the command sees what
+ * bash -c would give it and no variable of ours (only
+ * $BASH_EXECUTION_STRING shows this line instead of the command). */
+static const char bash_join[] = "IFS=; eval \"IFS=\\$' \\t\\n'; set --; $*\"";
 
 extern char **environ;
 

@@ -22,7 +22,7 @@ script("timeout", [bash("sleep 30", timeout=1e-9), bash("sleep 30", timeout=0),
 pad = "#" + "x" * (300 * 1024) + "\n"
 script("long", [
     bash(pad + 'echo ok; echo "0=$0 #=$# @=[$@] IFS=$(printf %q "$IFS")"; '
-         'set | grep -c "^c=" ; echo "é-done"'),
+         'set | grep -c "^c=" ; echo "é-done"; echo "line=$LINENO"'),
     bash('#' + 'é' * (150 * 1024) + '\necho ok-utf8'),
     bash(pad + 'exit 7'),
     bash('#' + 'x' * (3 * 1024 * 1024) + '\necho never'),
@@ -58,6 +58,7 @@ for mode in local sandbox; do
                 "0=bash #=0 @=\[\] IFS=\\$' \\\\t\\\\n'" "$r0"
         expect_match "$mode long: no helper variable leaks" "^0$" "$(echo "$r0" | sed -n 3p)"
         expect_match "$mode long: text after the pieces intact" "é-done" "$r0"
+        expect_match "$mode long: \$LINENO as under bash -c" "line=2" "$r0"
         expect_eq "$mode long: split between characters, still whole" "ok-utf8" "$(ev "$out" 'res(1)["output"].strip()')"
         expect_match "$mode long: its exit code is the command's" "^\[exit code 7\]" "$(ev "$out" 'res(2)["output"]')"
         expect_eq "$mode long: exit 7 reported" 7 "$(ev "$out" 'res(2)["exit_code"]')"

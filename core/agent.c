@@ -372,11 +372,11 @@ static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
 
         for (i = 0; i < a->ncalls && a->calls[i].run != r; i++)
                 ;
-        if (i < a->ncalls)
+        if (i < a->ncalls) {
                 a->calls[i].cancelled = o->cancelled;
-        if (i < a->ncalls)
                 complete_call(a, &a->calls[i], o->ok, o->output, o->len, o->exit_code,
                               o->duration_ms);
+        }
 }
 
 static void start_call(struct agent *a, struct call *c)

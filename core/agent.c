@@ -19,7 +19,8 @@ struct call {
         struct tool_run *run;
         int wait_for; /* index of an earlier call on the same path or key, or -1 */
         bool started, done, ok;
-        char *result; /* what the model reads, capped */
+        bool cancelled; /* never started: interrupt or kill-all came first */
+        char *result;   /* what the model reads, capped */
 };
 
 struct agent {
@@ -342,16 +343,19 @@ static void complete_call(struct agent *a, struct call *c, bool ok, const char *
         size_t out_len;
         bool truncated;
         char *capped = tools_cap(text, len, a->cfg.output_cap, &out_len, &truncated);
+        json_t *ev;
 
         free(c->result);
         c->result = capped != NULL ? capped : strdup("");
         c->ok = ok;
         c->done = true;
         c->run = NULL;
-        emit(a, "tool.result",
-             json_pack("{s:s,s:b,s:o,s:i,s:I,s:b}", "call_id", c->id, "ok", ok, "output",
+        ev = json_pack("{s:s,s:b,s:o,s:i,s:I,s:b}", "call_id", c->id, "ok", ok, "output",
                        bus_string(c->result, strlen(c->result)), "exit_code", exit_code,
-                       "duration_ms", (json_int_t)duration_ms, "truncated", truncated));
+                       "duration_ms", (json_int_t)duration_ms, "truncated", truncated);
+        if (c->cancelled)
+                json_object_set_new(ev, "cancelled", json_true());
+        emit(a, "tool.result", ev);
         a->pending--;
         if (a->dispatching)
                 return;
@@ -368,9 +372,11 @@ static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
 
         for (i = 0; i < a->ncalls && a->calls[i].run != r; i++)
                 ;
-        if (i < a->ncalls)
+        if (i < a->ncalls) {
+                a->calls[i].cancelled = o->cancelled;
                 complete_call(a, &a->calls[i], o->ok, o->output, o->len, o->exit_code,
                               o->duration_ms);
+        }
 }
 
 static void start_call(struct agent *a, struct call *c)
@@ -413,22 +419,50 @@ static void start_ready_calls(struct agent *a)
 
 /* ---- the operator ---- */
 
-unsigned agent_kill_all(struct agent *a)
+unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
 {
-        unsigned n = 0;
+        const char *note =
+            a->interrupted ? "interrupted by the operator" : "killed by the operator";
+        bool was = a->dispatching;
+        unsigned n = 0, nc = 0;
         size_t i;
 
+        /* Cancelled calls complete inside this loop: the turn may only end
+         * after it. */
+        a->dispatching = true;
         for (i = 0; i < a->ncalls; i++) {
+                struct call *c = &a->calls[i];
                 uint64_t id;
-                if (a->calls[i].run == NULL || a->calls[i].done)
+                if (c->done)
                         continue;
-                id = dispatch_kill(a->calls[i].run, a->interrupted ? "interrupted by the operator"
-                                                                   : "killed by the operator");
+                if (!c->started) {
+                        /* waits for an earlier call: it will not start now */
+                        char msg[160];
+                        snprintf(msg, sizeof(msg), "cancelled before it started (%s)", note);
+                        c->started = true;
+                        c->cancelled = true;
+                        complete_call(a, c, false, msg, strlen(msg), -1, 0);
+                        nc++;
+                        continue;
+                }
+                if (c->run == NULL)
+                        continue;
+                if (dispatch_queued(c->run)) {
+                        dispatch_kill(c->run, note); /* completes the call */
+                        nc++;
+                        continue;
+                }
+                id = dispatch_kill(c->run, note);
                 if (id != 0) {
                         emit(a, "operator.kill", json_pack("{s:I}", "exec_id", (json_int_t)id));
                         n++;
                 }
         }
+        a->dispatching = was;
+        if (!was && nc > 0 && a->pending == 0)
+                finish_turn(a);
+        if (cancelled != NULL)
+                *cancelled = nc;
         return n;
 }
 
@@ -444,8 +478,7 @@ void agent_interrupt(struct agent *a)
                 end_turn(a, AGENT_INTERRUPTED, true);
                 return;
         }
-        agent_kill_all(a);
-        /* calls waiting on others are answered when their turn comes */
+        agent_kill_all(a, NULL); /* queued and waiting calls are cancelled */
 }
 
 int agent_kill_exec(struct agent *a, uint64_t exec_id)

@@ -56,8 +56,11 @@ void agent_interrupt(struct agent *a);
 /* The operator kills one execution of the running turn. 0, or -ESRCH. */
 int agent_kill_exec(struct agent *a, uint64_t exec_id);
 
-/* Kills every running execution of the turn; returns how many. */
-unsigned agent_kill_all(struct agent *a);
+/* Kills every running execution of the turn and cancels its calls that
+ * have not started (queued for an execution, or waiting for an earlier
+ * call): each gets an error result saying so. Returns how many executions
+ * it killed; *cancelled (may be NULL) how many calls it cancelled. */
+unsigned agent_kill_all(struct agent *a, unsigned *cancelled);
 
 bool agent_busy(const struct agent *a);
 const struct agent_totals *agent_totals(const struct agent *a);

@@ -167,7 +167,7 @@ static void print_help(void)
                "Runs a whole agent session headless: the assistant's text on stdout, progress\n"
                "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
-               "interrupted (Ctrl-C).\n\noptions:\n%s"
+               "interrupted (Ctrl-C).\n\noptions:\n%s%s"
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops (default 100)\n"
@@ -175,7 +175,7 @@ static void print_help(void)
                "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
                "  --config FILE               config file (default "
                "$XDG_CONFIG_HOME/proctor/config.json)\n",
-               options_help);
+               options_help, options_help_session);
 }
 
 static char *join_args(int argc, char **argv)
@@ -233,6 +233,8 @@ int cmd_run_main(int argc, char **argv)
         so.ws_mode = o.ws_mode;
         so.limits = o.limits;
         so.max_iterations = o.max_iterations;
+        so.max_parallel = (unsigned)o.max_parallel;
+        so.memory_budget = o.memory_budget;
         uv_loop_init(&loop);
         bus = bus_new();
         rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));

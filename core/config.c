@@ -58,6 +58,8 @@ static const struct key top_keys[] = {
     {"workspace_mode", K_WSMODE, FIELD(ws_mode), 0, 0, NULL},
     {"limits", K_SECTION, 0, 0, 0, 0, limit_keys},
     {"max_iterations", K_COUNT, FIELD(max_iterations), 1, 1000000000, NULL},
+    {"max_parallel", K_COUNT, FIELD(max_parallel), 1, 1000000000, NULL},
+    {"memory_budget", K_SIZE, FIELD(memory_budget), 0, 0, NULL},
     {"theme", K_STR, FIELD(theme), 0, 0, NULL},
     {"provider", K_SECTION, 0, 0, 0, 0, provider_keys},
     {NULL, K_SECTION, 0, 0, 0, 0, NULL},

@@ -27,6 +27,13 @@ const char options_help[] =
     "                              terminal (escape sequences are then obeyed)\n"
     "  -h, --help                  show this help\n";
 
+const char options_help_session[] =
+    "  --max-parallel N            executions of a session at once; the rest wait\n"
+    "                              in a queue (default 4)\n"
+    "  --memory-budget SIZE        sum of the memory limits of a session's live\n"
+    "                              sandboxes (default: max-parallel x memory, at\n"
+    "                              most half of the host's memory)\n";
+
 void options_builtin(struct options *o)
 {
         memset(o, 0, sizeof(*o));
@@ -35,6 +42,7 @@ void options_builtin(struct options *o)
         o->ws_mode = EXEC_WS_RW;
         o->limits = exec_limits_default();
         o->max_iterations = 100;
+        o->max_parallel = 4;
         o->provider_retries = 3;
         o->provider_timeout_ms = 60000;
 }
@@ -89,6 +97,8 @@ static const struct opt opts[] = {
     {"output-limit", O_SIZE, OFF(limits.output_bytes)},
     {"disk", O_SIZE, OFF(limits.disk_bytes)},
     {"max-iterations", O_COUNT, OFF(max_iterations)},
+    {"max-parallel", O_COUNT, OFF(max_parallel)},
+    {"memory-budget", O_SIZE, OFF(memory_budget)},
     {"trace", O_STR, OFF(trace)},
     {"theme", O_STR, OFF(theme)},
     {"speed", O_STR, OFF(speed)},

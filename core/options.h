@@ -20,6 +20,8 @@ struct options {
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         uint64_t max_iterations;
+        uint64_t max_parallel;        /* executions of a session at once */
+        uint64_t memory_budget;       /* bytes across them; 0: the session's default */
         unsigned provider_retries;    /* model call attempts after the first */
         uint64_t provider_timeout_ms; /* no byte from the model endpoint for this long */
         const char *trace;
@@ -49,5 +51,7 @@ const char *options_mode_name(enum exec_isolation m);
 
 /* The option list as printed by --help. */
 extern const char options_help[];
+/* The options that bound a whole session (run and the supervisor). */
+extern const char options_help_session[];
 
 #endif

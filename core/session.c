@@ -64,6 +64,35 @@ static void make_system_prompt(struct session *s)
                        "calls.");
 }
 
+uint64_t session_default_budget(unsigned max_parallel, uint64_t memory_bytes, uint64_t host_total)
+{
+        uint64_t b = memory_bytes;
+
+        if (max_parallel > 0 && b <= UINT64_MAX / max_parallel)
+                b *= max_parallel;
+        else if (max_parallel > 0)
+                b = UINT64_MAX;
+        if (host_total > 0 && b > host_total / 2)
+                b = host_total / 2;
+        return b;
+}
+
+/* MemTotal from /proc/meminfo, in bytes; 0 when it cannot be read. */
+static uint64_t host_mem_total(void)
+{
+        FILE *f = fopen("/proc/meminfo", "re");
+        unsigned long long kib = 0;
+        char line[128];
+
+        if (f == NULL)
+                return 0;
+        while (fgets(line, sizeof(line), f) != NULL)
+                if (sscanf(line, "MemTotal: %llu kB", &kib) == 1)
+                        break;
+        fclose(f);
+        return (uint64_t)kib * 1024;
+}
+
 int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 struct session **out, char *err, size_t errlen)
 {
@@ -87,6 +116,11 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         s->bus = bus;
         s->opts = *o;
         s->opts.workspace = s->workspace;
+        if (s->opts.max_parallel == 0)
+                s->opts.max_parallel = SESSION_MAX_PARALLEL;
+        if (s->opts.memory_budget == 0)
+                s->opts.memory_budget = session_default_budget(
+                    s->opts.max_parallel, s->opts.limits.memory_bytes, host_mem_total());
         make_id(s->id, sizeof(s->id));
         rc = provider_open(loop, o->model, &o->provider, &s->provider, err, errlen);
         if (rc < 0)
@@ -149,6 +183,12 @@ const char *session_workspace(const struct session *s)
         return s->workspace;
 }
 
+void session_bounds(const struct session *s, unsigned *max_parallel, uint64_t *memory_budget)
+{
+        *max_parallel = s->opts.max_parallel;
+        *memory_budget = s->opts.memory_budget;
+}
+
 const char *session_model_label(const struct session *s)
 {
         return s->provider->label;
@@ -176,6 +216,7 @@ static uint64_t now_ms(void)
 static int start(struct session *s)
 {
         struct agent_config ac = {0};
+        json_t *limits;
 
         s->dx.eng = s->eng;
         s->dx.bus = s->bus;
@@ -185,6 +226,8 @@ static int start(struct session *s)
         s->dx.ws_mode = s->opts.ws_mode;
         s->dx.limits = s->opts.limits;
         s->dx.cache = s->cache;
+        s->dx.max_parallel = s->opts.max_parallel;
+        s->dx.memory_budget = s->opts.memory_budget;
         make_system_prompt(s);
         ac.provider = s->provider;
         ac.bus = s->bus;
@@ -196,13 +239,17 @@ static int start(struct session *s)
                 return -ENOMEM;
         s->started = true;
         s->t0_ms = now_ms();
+        limits = exec_report_limits_json(&s->opts.limits);
+        json_object_set_new(limits, "max_parallel", json_integer(s->opts.max_parallel));
+        json_object_set_new(limits, "memory_budget_bytes",
+                            json_integer((json_int_t)s->opts.memory_budget));
         bus_emit(s->bus, "session.start",
                  json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
                            "mode", options_mode_name(s->opts.mode), "mode_from",
                            s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
                            s->provider->label, "scripted", s->provider->scripted, "workspace",
                            s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                           "limits", exec_report_limits_json(&s->opts.limits), "limits_per_process",
+                           "limits", limits, "limits_per_process",
                            exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
                                                      session_cgroup_limits(s)),
                            "max_iterations",
@@ -244,9 +291,11 @@ int session_kill_exec(struct session *s, uint64_t exec_id)
         return s->agent != NULL ? agent_kill_exec(s->agent, exec_id) : -ESRCH;
 }
 
-unsigned session_kill_all(struct session *s)
+unsigned session_kill_all(struct session *s, unsigned *cancelled)
 {
-        return s->agent != NULL ? agent_kill_all(s->agent) : 0;
+        if (cancelled != NULL)
+                *cancelled = 0;
+        return s->agent != NULL ? agent_kill_all(s->agent, cancelled) : 0;
 }
 
 void session_end(struct session *s)
@@ -272,6 +321,8 @@ void session_free(struct session *s)
         /* Executions of a running turn call back into the agent. */
         if (session_busy(s))
                 abort();
+        /* executions still being torn down outlive the session */
+        dispatch_close(&s->dx);
         exec_engine_free(s->eng);
         agent_free(s->agent);
         provider_free(s->provider);

@@ -25,7 +25,17 @@ struct session_opts {
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         uint64_t max_iterations;
+        unsigned max_parallel;  /* executions at once; 0: 4 */
+        uint64_t memory_budget; /* bytes; 0: session_default_budget's */
 };
+
+#define SESSION_MAX_PARALLEL 4
+
+/* The memory budget when the operator gives none: max_parallel times the
+ * memory limit of one execution, but at most half of `host_total` (the
+ * host's MemTotal; 0 when unknown) so that a session alone cannot take the
+ * host. */
+uint64_t session_default_budget(unsigned max_parallel, uint64_t memory_bytes, uint64_t host_total);
 
 struct session;
 
@@ -55,7 +65,9 @@ int session_prompt(struct session *s, const char *text);
 
 void session_interrupt(struct session *s);
 int session_kill_exec(struct session *s, uint64_t exec_id);
-unsigned session_kill_all(struct session *s);
+/* Kills the running executions and cancels the calls not yet started
+ * (*cancelled, may be NULL, tells how many). */
+unsigned session_kill_all(struct session *s, unsigned *cancelled);
 bool session_busy(const struct session *s);
 /* Executions not yet removed (their exec.remove still to come). */
 unsigned session_executions(const struct session *s);
@@ -69,6 +81,9 @@ void session_free(struct session *s);
 
 const char *session_id(const struct session *s);
 const char *session_model_label(const struct session *s);
+/* How many executions may run at once and the memory budget across live
+ * sandboxes, defaults applied. */
+void session_bounds(const struct session *s, unsigned *max_parallel, uint64_t *memory_budget);
 /* The workspace, resolved to an absolute path. */
 const char *session_workspace(const struct session *s);
 

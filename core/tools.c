@@ -77,7 +77,8 @@ static const struct param bash_params[] = {
      .min = 0,
      .has_max = true,
      .max = TIMEOUT_MAX,
-     .desc = "Seconds after which the command is killed. Default: the session's timeout."},
+     .desc = "Seconds after which the command is killed, from 1 up to the session's timeout "
+             "(longer is held to it). Default: the session's timeout."},
 };
 
 static const struct param read_params[] = {

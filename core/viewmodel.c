@@ -891,6 +891,7 @@ static unsigned on_tool_result(struct viewmodel *vm, const json_t *ev, uint64_t 
         if (!get_bool(ev, "ok", &ok))
                 ok = c->exit_code == 0;
         get_bool(ev, "interrupted", &interrupted);
+        get_bool(ev, "cancelled", &c->cancelled);
         if (ok)
                 c->state = VM_CALL_OK;
         else
@@ -1265,6 +1266,18 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id)
         return map_find(&vm->call_map, hash_str(call_id), call_eq, vm, call_id);
 }
 
+bool viewmodel_call_queued(const struct viewmodel_call *c)
+{
+        return c->state == VM_CALL_RUNNING && c->nexecs == 0;
+}
+
+const char *viewmodel_call_label(const struct viewmodel_call *c)
+{
+        if (c->cancelled)
+                return "cancelled";
+        return viewmodel_call_queued(c) ? "queued" : viewmodel_call_state_name(c->state);
+}
+
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm)
 {
         return vm->running.n;
@@ -1325,6 +1338,8 @@ void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out)
                 out->cpu_pct += e->stats.cpu_pct;
                 out->mem_bytes += e->stats.mem_bytes;
         }
+        for (i = 0; i < vm->running.n; i++)
+                out->queued += viewmodel_call_queued(&vm->calls[vm->running.pos[i]]);
 }
 
 const char *viewmodel_session_state_name(enum vm_session_state s)

@@ -105,6 +105,7 @@ struct viewmodel_call {
         uint64_t start_ms, end_ms, duration_ms; /* end and duration: 0 while running */
         int exit_code;                          /* -1 when none reported */
         bool truncated;                         /* the result to the model was capped */
+        bool cancelled; /* ended before it started (tool.result "cancelled") */
         /* The output as streamed (tool.output), or tool.result's output when
          * nothing was streamed. Only the tail is kept past VM_OUTPUT_CAP. */
         char *output; /* NUL-terminated; output_len bytes */
@@ -159,6 +160,7 @@ struct viewmodel_exec {
 
 struct viewmodel_host {
         unsigned running; /* executions started and not yet exited */
+        unsigned queued;  /* calls waiting for an execution (viewmodel_call_queued) */
         double cpu_pct;   /* summed over those */
         uint64_t mem_bytes;
 };
@@ -195,7 +197,14 @@ size_t viewmodel_ncalls(const struct viewmodel *vm);
 const struct viewmodel_call *viewmodel_call(const struct viewmodel *vm, size_t i);
 /* Index of the call with this id, or -1. */
 long viewmodel_call_find(const struct viewmodel *vm, const char *call_id);
-/* Calls still running, in no particular order. */
+/* A call that has not finished and has no execution yet: it waits in the
+ * session's queue (or for an earlier call on the same path), since an
+ * execution's exec.create comes only when it may start. */
+bool viewmodel_call_queued(const struct viewmodel_call *c);
+/* The call's state in a word: "queued" and "cancelled" besides the state
+ * names. */
+const char *viewmodel_call_label(const struct viewmodel_call *c);
+/* Calls still running (queued ones included), in no particular order. */
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm);
 const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, size_t i);
 

@@ -124,6 +124,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.ws_mode = a->o.ws_mode;
         so.limits = a->o.limits;
         so.max_iterations = a->o.max_iterations;
+        so.max_parallel = (unsigned)a->o.max_parallel;
+        so.memory_budget = a->o.memory_budget;
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)
                 return rc;
@@ -262,7 +264,7 @@ static void quit(struct app *a)
 {
         a->quitting = true;
         if (a->busy && a->s != NULL) {
-                session_kill_all(a->s);
+                session_kill_all(a->s, NULL);
                 session_interrupt(a->s);
         } else {
                 finish(a);
@@ -286,8 +288,13 @@ static void key_dialog(struct app *a, wint_t ch)
                         snprintf(a->status, sizeof(a->status), "execution #%llu had ended",
                                  (unsigned long long)a->dialog_exec);
         } else if (d == DIALOG_KILL_ALL) {
-                snprintf(a->status, sizeof(a->status), "killed %u executions",
-                         session_kill_all(a->s));
+                unsigned cancelled, killed = session_kill_all(a->s, &cancelled);
+                if (cancelled > 0)
+                        snprintf(a->status, sizeof(a->status),
+                                 "killed %u executions, cancelled %u queued calls", killed,
+                                 cancelled);
+                else
+                        snprintf(a->status, sizeof(a->status), "killed %u executions", killed);
         } else if (d == DIALOG_QUIT) {
                 quit(a);
         }
@@ -674,7 +681,7 @@ static void print_help(void)
         printf("usage: proctor [options]\n\n"
                "Opens the supervisor on its setup screen: pick where tools run (m), type a\n"
                "prompt, Enter. The options below are the screen's starting values.\n\n"
-               "options:\n%s"
+               "options:\n%s%s"
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops\n"
@@ -682,7 +689,7 @@ static void print_help(void)
                "  --theme NAME|PATH           colours (t cycles them at run time)\n"
                "  --no-color                  monochrome (also NO_COLOR)\n"
                "  --config FILE               config file\n",
-               options_help);
+               options_help, options_help_session);
 }
 
 int tui_main(int argc, char **argv)

@@ -173,10 +173,11 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
         fmt_ms(took, sizeof(took),
                c->state == VM_CALL_RUNNING ? viewmodel_session(a->vm)->elapsed_ms - c->start_ms
                                            : c->duration_ms);
-        snprintf(line, sizeof(line), "%s  %s  %s %s  turn %lld%s", c->name,
-                 viewmodel_call_state_name(c->state),
-                 c->state == VM_CALL_RUNNING ? "running for" : "took", took, (long long)c->turn,
-                 c->truncated ? "  (result capped for the model)" : "");
+        snprintf(line, sizeof(line), "%s  %s  %s %s  turn %lld%s", c->name, viewmodel_call_label(c),
+                 viewmodel_call_queued(c)      ? "waiting for"
+                 : c->state == VM_CALL_RUNNING ? "running for"
+                                               : "took",
+                 took, (long long)c->turn, c->truncated ? "  (result capped for the model)" : "");
         draw_put_untrusted(a, y, x, w, draw_call_role(c->state), line, strlen(line));
         if (c->exit_code >= 0) {
                 snprintf(line, sizeof(line), "exit %d", c->exit_code);

@@ -300,6 +300,9 @@ static void draw_header(struct app *a)
         fmt_bytes(el, sizeof(el), h.mem_bytes);
         snprintf(line, sizeof(line), " host: %u running   cpu %.0f%%   mem %s", h.running,
                  h.cpu_pct, el);
+        if (h.queued > 0)
+                snprintf(line + strlen(line), sizeof(line) - strlen(line), "   %u calls queued",
+                         h.queued);
         draw_fill(a, 1, 0, COLS, THEME_METER);
         draw_put(a, 1, 0, COLS, THEME_METER, line);
 }
@@ -341,7 +344,7 @@ static void draw_help(struct app *a)
             "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
             "mouse        click selects, click again opens; wheel scrolls",
             "k            kill the selected (or latest) running execution",
-            "K            kill every running execution",
+            "K            kill every running execution, cancel queued calls",
             "Esc          interrupt the current turn / close",
             "i            type a follow-up prompt",
             "n            new session (the mode may change)",
@@ -375,8 +378,15 @@ static void draw_dialog(struct app *a)
         } else if (a->dialog == DIALOG_KILL_ALL) {
                 struct viewmodel_host hh;
                 viewmodel_host(a->vm, &hh);
-                snprintf(line, sizeof(line),
-                         "Kill all %u running executions?  y kills, n/Esc cancel", hh.running);
+                if (hh.queued > 0)
+                        snprintf(line, sizeof(line),
+                                 "Kill %u executions, cancel %u queued calls?  y kills, n/Esc "
+                                 "cancel",
+                                 hh.running, hh.queued);
+                else
+                        snprintf(line, sizeof(line),
+                                 "Kill all %u running executions?  y kills, n/Esc cancel",
+                                 hh.running);
         } else {
                 snprintf(line, sizeof(line),
                          "A session is running. Quit and kill everything?  y quits, n/Esc stay");

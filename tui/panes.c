@@ -60,6 +60,16 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "mode from  %s",
                  a->mode == a->o.mode ? a->o.mode_from : "the setup screen (m)");
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        if (a->s != NULL) {
+                unsigned par;
+                uint64_t budget;
+                session_bounds(a->s, &par, &budget);
+                fmt_bytes(mem, sizeof(mem), budget);
+                snprintf(line, sizeof(line),
+                         "bounds     %u executions at once (the rest queued)%s%s%s", par,
+                         sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
+                draw_put(a, y++, x, w, THEME_TEXT, line);
+        }
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }
@@ -235,7 +245,7 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
                         }
                 }
         }
-        return viewmodel_call_state_name(c->state);
+        return viewmodel_call_label(c);
 }
 
 void draw_tools(struct app *a, const struct layout_rect *r)
@@ -243,16 +253,25 @@ void draw_tools(struct app *a, const struct layout_rect *r)
         long n = (long)viewmodel_ncalls(a->vm), i;
         int y = r->y + 1, x = r->x, w = r->w;
         char line[512], d[32];
+        size_t k, queued = 0;
 
-        draw_box(a, r, "tool calls", a->focus == PANE_TOOLS);
+        for (k = 0; k < viewmodel_nrunning_calls(a->vm); k++)
+                queued += viewmodel_call_queued(viewmodel_running_call(a->vm, k));
+        if (queued > 0)
+                snprintf(line, sizeof(line), "tool calls (%zu queued)", queued);
+        draw_box(a, r, queued > 0 ? line : "tool calls", a->focus == PANE_TOOLS);
         place(a, PANE_TOOLS, n, r->h - 2, 1);
         for (i = a->top[PANE_TOOLS]; i < n && y < r->y + r->h - 1; i++, y++) {
                 const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)i);
                 bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
-                enum theme_role role = sel ? THEME_SELECTION : draw_call_role(c->state);
-                const char *mark = c->state == VM_CALL_RUNNING ? draw_spinner(a)
-                                   : c->state == VM_CALL_OK    ? "+"
-                                                               : "x";
+                bool q = viewmodel_call_queued(c);
+                enum theme_role role = sel ? THEME_SELECTION
+                                       : q ? THEME_TEXT_DIM
+                                           : draw_call_role(c->state);
+                const char *mark = q                             ? "."
+                                   : c->state == VM_CALL_RUNNING ? draw_spinner(a)
+                                   : c->state == VM_CALL_OK      ? "+"
+                                                                 : "x";
                 fmt_ms(d, sizeof(d),
                        c->state == VM_CALL_RUNNING
                            ? viewmodel_session(a->vm)->elapsed_ms - c->start_ms

@@ -287,6 +287,7 @@ static const struct event_shape shapes[] = {
       {"ok", K_BOOL},
       {"exit_code", K_NUM},
       {"interrupted", K_BOOL},
+      {"cancelled", K_BOOL},
       {"truncated", K_BOOL},
       {"duration_ms", K_NUM},
       {"output", K_TEXT}}},
@@ -430,7 +431,8 @@ static void check_transcript(const struct viewmodel *vm, uint64_t gen)
 
 static void check_calls(const struct viewmodel *vm, uint64_t gen)
 {
-        size_t n = viewmodel_ncalls(vm), i, k, running = 0;
+        size_t n = viewmodel_ncalls(vm), i, k, running = 0, queued = 0;
+        struct viewmodel_host h;
 
         for (i = 0; i < n; i++) {
                 const struct viewmodel_call *c = viewmodel_call(vm, i);
@@ -452,7 +454,15 @@ static void check_calls(const struct viewmodel *vm, uint64_t gen)
                                 abort();
                 }
                 running += c->state == VM_CALL_RUNNING;
+                queued += viewmodel_call_queued(c);
+                if (viewmodel_call_queued(c) && (c->state != VM_CALL_RUNNING || c->nexecs > 0))
+                        abort();
+                if (viewmodel_call_label(c) == NULL)
+                        abort();
         }
+        viewmodel_host(vm, &h);
+        if (h.queued != queued)
+                abort();
         if (viewmodel_call(vm, n) != NULL || viewmodel_nrunning_calls(vm) != running)
                 abort();
         for (i = 0; i < running; i++) {

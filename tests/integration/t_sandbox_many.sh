@@ -1,6 +1,7 @@
 #!/bin/bash
 # 64 sandboxes at once: one model message asks for 64 tool calls, which run
-# concurrently, each in its own sandbox (its own pid namespace, hostname,
+# concurrently (the session's cap and memory budget raised to let them),
+# each in its own sandbox (its own pid namespace, hostname,
 # /tmp and network), all with their own limits; every one finishes with its
 # own output, none sees another, and nothing is left behind.
 # as-user: yes
@@ -21,7 +22,7 @@ print(json.dumps({"content": "many at once", "tool_calls": calls}))
 print(json.dumps({"content": "all done"}))
 EOF
 "$PROCTOR" run --json --mode sandbox --model "script:$WORK/many.jsonl" --workspace "$WORK/ws" \
-        "go" >"$WORK/events.jsonl" 2>"$WORK/err" &
+        --max-parallel $N --memory-budget $((N * 512))M "go" >"$WORK/events.jsonl" 2>"$WORK/err" &
 pid=$!
 if is_root; then
         has_cg_dirs_of() { [ -n "$(cg_dirs_of "$1")" ]; }

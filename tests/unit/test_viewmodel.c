@@ -910,6 +910,48 @@ static void test_scale(void **state)
         assert_int_equal(viewmodel_session(vm)->tool_calls, 10000);
 }
 
+/* Past the session's bounds a call has no execution yet: it shows as
+ * queued until its exec.create, and a cancelled one ends interrupted. */
+static void test_queued_calls(void **state)
+{
+        struct viewmodel *vm = *state;
+        struct viewmodel_host h;
+
+        start_session(vm, 0);
+        feed(vm, 1, "turn.start", "{s:i}", "turn", 1);
+        call_start(vm, 10, "c1", "bash", "{\"command\":\"sleep 1\"}");
+        call_start(vm, 10, "c2", "bash", "{\"command\":\"sleep 1\"}");
+        call_start(vm, 10, "c3", "bash", "{\"command\":\"sleep 1\"}");
+        exec_create(vm, 11, 1, "c1");
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.queued, 2);
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c1")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c2")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c3")));
+        exec_start(vm, 12, 1, 100);
+        exec_exit(vm, 500, 1, "exited", 0, 0);
+        call_result(vm, 500, "c1", true, 0, 490);
+        feed(vm, 501, "exec.remove", "{s:I,s:I}", "exec_id", (json_int_t)1, "teardown_us",
+             (json_int_t)300);
+        exec_create(vm, 501, 2, "c2");
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c2")));
+        assert_true(viewmodel_call_queued(call_by_id(vm, "c3")));
+        feed(vm, 600, "operator.interrupt", "{s:i}", "turn", 1);
+        call_result(vm, 600, "c3", false, -1, 590);
+        assert_false(viewmodel_call_queued(call_by_id(vm, "c3")));
+        assert_int_equal(call_by_id(vm, "c3")->state, VM_CALL_INTERRUPTED);
+        assert_int_equal(call_by_id(vm, "c3")->nexecs, 0);
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c2")), "running");
+        /* kill-all says so in tool.result */
+        call_start(vm, 700, "c4", "bash", "{\"command\":\"true\"}");
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c4")), "queued");
+        feed(vm, 701, "tool.result", "{s:s,s:b,s:s,s:i,s:b}", "call_id", "c4", "ok", 0, "output",
+             "cancelled before it started (killed by the operator)", "exit_code", -1, "cancelled",
+             1);
+        assert_true(call_by_id(vm, "c4")->cancelled);
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "c4")), "cancelled");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -929,6 +971,7 @@ int main(void)
             T(test_new_session_starts_over),
             T(test_bus_subscriber),
             T(test_scale),
+            T(test_queued_calls),
         };
 #undef T
         return cmocka_run_group_tests_name("viewmodel", tests, NULL, NULL);

@@ -156,17 +156,18 @@ void env_process_init(int argc, char **argv)
                 if (end > env_end)
                         env_end = end;
         }
-        for (e = environ; e != NULL && *e != NULL; e++) {
-                char *eq = strchr(*e, '=');
-                char *orig = *e;
-                if (eq == NULL || !env_is_secret(orig))
+        for (size_t i = 0; environ != NULL && environ[i] != NULL; i++) {
+                char *orig = environ[i], *eq = strchr(orig, '=');
+                char name[256];
+                size_t n = eq != NULL ? (size_t)(eq - orig) : 0;
+                if (eq == NULL || n >= sizeof(name) || !env_is_secret(orig))
                         continue;
-                /* The value moves to the heap (setenv copies it), then its
-                 * first copy is wiped where /proc can read it. */
-                *eq = '\0';
-                if (setenv(orig, eq + 1, 1) == 0)
+                /* setenv replaces this entry with a copy on the heap; the
+                 * first copy is then wiped where /proc can read it. */
+                memcpy(name, orig, n);
+                name[n] = '\0';
+                if (setenv(name, eq + 1, 1) == 0 && environ[i] != orig)
                         memset(eq + 1, 0, strlen(eq + 1));
-                *eq = '=';
         }
 }
 

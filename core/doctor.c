@@ -129,7 +129,7 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
             "quota per session on what sandboxes add to the workspace (--disk, default 4G): "
             "walked when the filesystem grows, each file held to the room left (RLIMIT_FSIZE)",
             "kernel_counters",
-            "per sandbox: 16 inotify instances, no fanotify (user namespace), 256 queued "
+            "per sandbox: 16 inotify instances (user namespace), no fanotify (seccomp), 256 queued "
             "signals, 64K message queues, 1024 open files (4096 hard)",
             "proctor_files",
             "proctor's config, state, cache and traces inside a workspace are read-only there");

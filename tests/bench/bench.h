@@ -40,6 +40,20 @@ __attribute__((noreturn, format(printf, 1, 2))) static inline void bench_die(con
         exit(1);
 }
 
+/* A scratch workspace as sandboxes should be given one: 0755, and when
+ * run as root owned by an unprivileged user (nobody), since root's
+ * sandboxes act on a root-owned workspace only as nobody. */
+static inline char *bench_workspace(char *tmpl)
+{
+        char *ws = mkdtemp(tmpl);
+
+        if (ws == NULL)
+                bench_die("mkdtemp: %s", strerror(errno));
+        if (chmod(ws, 0755) != 0 || (geteuid() == 0 && chown(ws, 65534, 65534) != 0))
+                bench_die("cannot prepare the workspace %s: %s", ws, strerror(errno));
+        return ws;
+}
+
 /* One series of measurements, in nanoseconds. */
 struct bench_series {
         const char *name;

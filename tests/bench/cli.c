@@ -75,11 +75,8 @@ int main(int argc, char **argv)
         proctor_abs = realpath(proctor, NULL);
         if (proctor_abs == NULL || access(proctor_abs, X_OK) != 0)
                 bench_die("%s: not an executable (build it with make, or pass -p)", proctor);
-        if (ws == NULL) {
-                ws = mkdtemp(tmpl);
-                if (ws == NULL)
-                        bench_die("mkdtemp: %s", strerror(errno));
-        }
+        if (ws == NULL)
+                ws = bench_workspace(tmpl);
         bwrap = bench_which("bwrap");
         if (self == NULL ||
             asprintf(&floor_path, "%.*s/floor", (int)(strrchr(self, '/') - self), self) < 0)

@@ -399,10 +399,7 @@ int main(int argc, char **argv)
         proctor_abs = realpath(proctor, NULL);
         if (proctor_abs == NULL)
                 bench_die("%s: %s", proctor, strerror(errno));
-        ws = mkdtemp(tmpl);
-        if (ws == NULL)
-                bench_die("mkdtemp: %s", strerror(errno));
-        chmod(ws, 0755);
+        ws = bench_workspace(tmpl);
 
         printf("### output flood: the supervisor's CPU against the sandbox's (%ld runs each, CPU "
                "limit %ld s, default 1 MiB output cap; medians)\n\n",

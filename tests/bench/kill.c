@@ -68,8 +68,7 @@ int main(int argc, char **argv)
                 else
                         bench_die("usage: kill [-n ROUNDS] [-d DELAY_MS]");
         }
-        if (mkdtemp(ws) == NULL)
-                bench_die("mkdtemp: %s", strerror(errno));
+        bench_workspace(ws);
         uv_loop_init(&loop);
         if (exec_engine_new(&loop, &eo, &eng, err, sizeof(err)) < 0)
                 bench_die("exec_engine_new: %s", err);

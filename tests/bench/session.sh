@@ -6,6 +6,10 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 turns=${SESSION_TURNS:-1000}
 dir=$(mktemp -d /tmp/proctor-bench-session.XXXXXX)
+# as root, a workspace of an unprivileged owner (root's sandboxes act on a
+# root-owned one only as nobody)
+chmod 755 "$dir"
+[ "$(id -u)" -ne 0 ] || chown nobody: "$dir"
 trap 'rm -rf "$dir"' EXIT
 gen() { # TOOL ARGS
         i=0

@@ -17,7 +17,7 @@
  *    between two tool calls, in which a prewarmed engine refills its pool
  *    and the kernel forgets recent work (default 0, or 20 with -P).
  * -P sets exec_engine_opts.prewarm.
- * -u chowns the workspace to UID (a root-owned one takes the idmapped path).
+ * -u chowns the workspace to UID (by default, as root, nobody's).
  * -O runs one variant alone, for profiling with perf or strace.
  * Prints markdown tables and the targets from DESIGN.md; exits non-zero only
  * when an execution fails. */
@@ -41,6 +41,7 @@ struct ctx {
         uv_loop_t *loop;
         struct exec_engine *eng[NV]; /* V_LOCAL and V_SANDBOX */
         const char *ws;
+        struct exec_workspace *wsh;
         char *bwrap;
         char *bwrap_argv[48];
         bool bare_posix; /* -B posix: bare via posix_spawn instead of vfork */
@@ -120,6 +121,7 @@ static uint64_t run_exec(struct ctx *cx, int v, struct call *c, uint64_t *to_exi
         req.isolation = v == V_SANDBOX ? EXEC_SANDBOX : EXEC_LOCAL;
         req.argv = true_argv;
         req.workspace = cx->ws;
+        req.ws = cx->wsh;
         req.ws_mode = EXEC_WS_RW;
         req.limits = exec_limits_default();
         t0 = bench_now_ns();
@@ -255,14 +257,14 @@ int main(int argc, char **argv)
         if (rounds < 1 || warmup < 0)
                 usage();
         cx.settle_ms = settle_ms >= 0 ? (uint64_t)settle_ms : cx.prewarm > 0 ? 20 : 0;
-        if (ws == NULL) {
-                ws = mkdtemp(tmpl);
-                if (ws == NULL)
-                        bench_die("mkdtemp: %s", strerror(errno));
-        }
+        if (ws == NULL)
+                ws = bench_workspace(tmpl);
         if (chown_uid >= 0 && chown(ws, (uid_t)chown_uid, (gid_t)chown_uid) != 0)
                 bench_die("chown %s: %s", ws, strerror(errno));
         cx.ws = ws;
+        /* Opened once, as a session does (each call mounts that directory). */
+        if (exec_workspace_open(ws, &cx.wsh, err, sizeof(err)) < 0)
+                bench_die("%s", err);
 
         cx.loop = uv_default_loop();
         memset(&eo, 0, sizeof(eo));

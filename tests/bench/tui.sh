@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 top=$PWD
 work=$(mktemp -d /tmp/proctor-bench-tui.XXXXXX)
 chmod 755 "$work"
+[ "$(id -u)" -ne 0 ] || chown nobody: "$work"
 T="tmux -S $work/sock"
 trap '$T kill-server 2>/dev/null; rm -rf "$work"' EXIT
 hz=$(getconf CLK_TCK)

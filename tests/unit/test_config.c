@@ -250,8 +250,9 @@ static void test_unknown_keys(void **state)
 
         write_file(f->file, "{\"limits\": {\"memroy\": \"1G\"}}");
         assert_int_equal(resolve(f, NULL, NULL, NULL), -EINVAL);
-        assert_non_null(strstr(f->err, "config.json: limits.memroy: unknown key (known keys: "
-                                       "memory, cpu_time, timeout, pids, tmpfs, output_limit, disk)"));
+        assert_non_null(strstr(f->err,
+                               "config.json: limits.memroy: unknown key (known keys: "
+                               "memory, cpu_time, timeout, pids, tmpfs, output_limit, disk)"));
         write_file(f->file, "{\"model\": \"x\", \"colour\": \"blue\"}");
         assert_int_equal(resolve(f, NULL, NULL, NULL), -EINVAL);
         assert_non_null(strstr(f->err, "config.json: colour: unknown key"));

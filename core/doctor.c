@@ -115,7 +115,7 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
                  r->nabis > 0 ? r->abis[0].allowed + r->abis[0].blocked : 0,
                  r->nabis > 0 ? r->abis[0].abi : "native");
         return json_pack(
-            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
+            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "namespaces",
             r->userns == 0 ? "user, pid, mount, net, ipc, uts, cgroup" : "unavailable",
             "filesystem", "tmpfs root, read-only /usr and /etc allowlist, private /tmp and /proc",
             "network", r->userns == 0 ? "none (its own loopback only)" : "host", "seccomp",
@@ -132,7 +132,11 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
             "per sandbox: 16 inotify instances (user namespace), no fanotify (seccomp), 256 queued "
             "signals, 64K message queues, 1024 open files (4096 hard)",
             "proctor_files",
-            "proctor's config, state, cache and traces inside a workspace are read-only there");
+            "proctor's config, state, cache and traces inside a workspace are read-only there",
+            "session",
+            "at most --max-parallel executions at once (default 4), the rest queued; "
+            "a memory budget across live sandboxes (--memory-budget); limits in tool "
+            "arguments clamped to the operator's");
 }
 
 static json_t *advice(const struct probe_report *r, const struct smoke *s)

@@ -19,10 +19,19 @@ expect_eq "json: policy blocks at least 300 syscalls" True \
         "$(field 'd["seccomp_policy"]["blocked"] >= 300')"
 expect_eq "json: native ABI listed first" x86_64 "$(field 'd["seccomp_policy"]["abis"][0]["abi"]')"
 expect_eq "json: landlock ABI is a number" True "$(field 'isinstance(d["landlock_abi"], int)')"
+# the boundary around the sandbox is reported too
+expect_match "json: the workspace's ownership" "opened once per session" "$(field 'd["enforced"]["workspace"]')"
+expect_match "json: no setuid or device files" "setuid, setgid or device" "$(field 'd["enforced"]["file_modes"]')"
+expect_match "json: the disk quota" "--disk, default 4G" "$(field 'd["enforced"]["disk"]')"
+expect_match "json: per-sandbox kernel counters" "16 inotify" "$(field 'd["enforced"]["kernel_counters"]')"
+expect_match "json: proctor's own files" "read-only" "$(field 'd["enforced"]["proctor_files"]')"
+expect_match "json: a session's bounds" "--max-parallel" "$(field 'd["enforced"]["session"]')"
 if [ "$(id -u)" -eq 0 ]; then
         expect_eq "root: runs as root" True "$(field 'd["root"]')"
         expect_match "root: a cgroup version in use" "^v[12]$" "$(field 'd["cgroup_version"]')"
         expect_eq "root: memory limit by cgroup" True "$(field '"cgroup" in d["enforced"]["memory"]')"
+        expect_match "root: a root-owned workspace is acted on as nobody" "root-owned one as nobody" \
+                "$(field 'd["enforced"]["workspace"]')"
 else
         # No delegated cgroup for a normal user here: doctor must say so
         # and what sandbox mode falls back to.

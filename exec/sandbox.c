@@ -31,6 +31,8 @@
 #include "exec/env.h"
 #include "exec/seccomp.h"
 
+extern char **environ;
+
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
@@ -686,6 +688,9 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
         /* Announced before exec, so the parent learns of the start before
          * the command can write a byte. */
         send_msg(p->status_fd, SANDBOX_MSG_READY, 0, getpid(), NULL);
+        /* execvpe searches the caller's PATH (getenv), and this process's
+         * own environment was blanked: the command's is the one to search. */
+        environ = (char **)r->envp;
         execvpe(r->argv[0], r->argv, r->envp);
 fail:
         e = errno;

@@ -127,4 +127,11 @@ local_exec -- sh -c "sleep $dur & echo started" >/dev/null
 t1=$(now_ms)
 if [ $((t1 - t0)) -lt 3000 ]; then pass; else fail "a background child held the run for $((t1 - t0)) ms"; fi
 check "a backgrounded child does not outlive the run" wait_gone "sleep $dur" 1
+# the command is found through the PATH it is given (proctor's own process
+# strings are blanked in the child that launches it)
+mkdir -p "$WORK/pbin"
+printf '#!/bin/sh\necho mytool-ran\n' > "$WORK/pbin/mytool"
+chmod 755 "$WORK/pbin/mytool"
+expect_eq "a command on the caller's PATH runs" mytool-ran \
+        "$(PATH="$WORK/pbin:$PATH" "$PROCTOR" exec --mode local --workspace "$WORK" -- mytool 2>&1)"
 finish

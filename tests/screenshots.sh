@@ -24,6 +24,9 @@ sock=$work/tmux.sock
 T="tmux -S $sock"
 trap '$T kill-server 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$out" "$work/ws"
+# as root, a workspace of an unprivileged owner: root's sandboxes act on a
+# root-owned one only as nobody
+[ "$(id -u)" -ne 0 ] || chown nobody: "$work/ws"
 cat >"$work/long.jsonl" <<'EOF'
 {"content": "I'll build the project and run its tests.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo compiling; python3 -c 'import time\nfor i in range(3): print(\"step\", i); time.sleep(0.3)'"}}, {"name": "write", "arguments": {"path": "notes.txt", "content": "build ok\n"}}]}
 {"content": "The test runner seems stuck; let me look at it.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo running tests; python3 -c 'x = 0\nwhile True: x += 1'"}}]}

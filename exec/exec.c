@@ -86,6 +86,7 @@ struct exec_output {
         int fd;           /* the read end, -1 once closed */
         bool eof;         /* the last byte was read */
         bool flooding;    /* drained by out_tick instead of polled */
+        bool ended;       /* no longer counted in open_streams */
         bool grown;       /* the pipe was given OUTPUT_PIPE_BYTES */
         uint64_t last_us; /* when it was last drained */
 };
@@ -576,12 +577,18 @@ static void command_over(struct exec *e)
         maybe_report(e);
 }
 
+static void output_stop(struct exec *e, struct exec_output *o);
+
 static void grace_expired(uv_timer_t *t)
 {
         struct exec *e = t->data;
 
-        /* A local leftover still holds a pipe open: stop waiting for it. */
-        e->open_streams = 0;
+        /* A local leftover still holds a pipe open: stop waiting for it.
+         * The streams stop for good, so that an end-of-file read later
+         * cannot count them off a second time (which held the exit back
+         * forever on a loaded host). */
+        output_stop(e, &e->out);
+        output_stop(e, &e->err);
         maybe_report(e);
 }
 
@@ -796,6 +803,15 @@ static size_t output_drain(struct exec *e, struct exec_output *o, size_t max)
                         n = output_discard(o->fd, want);
                         if (n > 0)
                                 e->truncated = true;
+                        /* A flood past the cap: from here the sandbox's own
+                         * init empties the pipe, on the sandbox's CPU time. */
+                        if (n > 0 && e->iso == EXEC_SANDBOX && e->ctl_fd >= 0 &&
+                            sandbox_hand_over(e->ctl_fd, o->fd) == 0) {
+                                e->out_bytes += (uint64_t)n;
+                                moved += (size_t)n;
+                                o->eof = true;
+                                break;
+                        }
                 }
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -813,11 +829,20 @@ static size_t output_drain(struct exec *e, struct exec_output *o, size_t max)
         return moved;
 }
 
-static void output_end(struct exec *e, struct exec_output *o)
+/* Stops watching a stream, once: it no longer holds the exit back. */
+static void output_stop(struct exec *e, struct exec_output *o)
 {
+        if (o->ended)
+                return;
+        o->ended = true;
         uv_poll_stop(&o->poll);
         o->flooding = false;
         e->open_streams--;
+}
+
+static void output_end(struct exec *e, struct exec_output *o)
+{
+        output_stop(e, o);
         maybe_report(e);
 }
 
@@ -1449,7 +1474,10 @@ static void child_assign(struct exec *e, const struct exec_request *req,
         if (r.ws_tree_fd >= 0)
                 close(r.ws_tree_fd);
         env_free(envp);
-        close_fd(&e->ctl_fd);
+        /* A sandbox keeps the socket: its init may be handed a flooded
+         * output pipe (see output_drain). */
+        if (!sandbox || rc < 0)
+                close_fd(&e->ctl_fd);
         /* The loop's clock is from its last wake-up: bring it to now, or
          * the wall-clock limit would be cut short by however long ago that was. */
         uv_update_time(eng->loop);

@@ -24,6 +24,8 @@
 #include <sys/syscall.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -752,6 +754,60 @@ union join_cmsg {
         struct cmsghdr align;
 };
 
+int sandbox_hand_over(int ctl_fd, int pipe_fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } cm;
+        struct iovec iov = {.iov_base = "D", .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cm.buf,
+                            .msg_controllen = sizeof(cm.buf)};
+        struct cmsghdr *c;
+        ssize_t w;
+
+        memset(&cm, 0, sizeof(cm));
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pipe_fd, sizeof(int));
+        do
+                w = sendmsg(ctl_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (w < 0 && errno == EINTR);
+        return w == 1 ? 0 : w < 0 ? -errno : -EIO;
+}
+
+/* Child side of sandbox_hand_over: 1 with *fd set (or -1 when the message
+ * carried none), 0 when the parent closed the socket, -1 on error. */
+static int recv_drain(int ctl, int *fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } cm;
+        char tag;
+        struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = cm.buf,
+                            .msg_controllen = sizeof(cm.buf)};
+        struct cmsghdr *c;
+        ssize_t got;
+
+        do
+                got = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        while (got < 0 && errno == EINTR);
+        if (got <= 0)
+                return got == 0 ? 0 : errno == EAGAIN ? 1 : -1;
+        for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(fd, CMSG_DATA(c), sizeof(int));
+        return 1;
+}
+
 int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
 {
         union join_cmsg cm;
@@ -1017,6 +1073,101 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         return true;
 }
 
+/* Reaps children without blocking; true once `cmd` was among them. */
+static bool reap(pid_t cmd, int *status, bool *none_left)
+{
+        pid_t w;
+        int st;
+        bool found = false;
+
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+                if (w == cmd) {
+                        *status = st;
+                        found = true;
+                }
+        }
+        *none_left = w < 0 && errno == ECHILD;
+        return found;
+}
+
+/* Empties a handed-over pipe into /dev/null; false at its end. */
+static bool drain_pipe(int fd, int null_fd)
+{
+        char buf[16384];
+
+        for (;;) {
+                ssize_t n = null_fd >= 0
+                                ? splice(fd, NULL, null_fd, NULL, 1u << 20, SPLICE_F_NONBLOCK)
+                                : read(fd, buf, sizeof(buf));
+                if (n > 0)
+                        continue;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                return n < 0 && errno == EAGAIN;
+        }
+}
+
+/* The init of a sandbox: reaps every process until the command has ended,
+ * and drains into /dev/null the output pipes the parent hands over once the
+ * command has passed the output cap, so that a flood is paid for by the
+ * sandbox's own CPU time, not the supervisor's. False when the command
+ * could not be waited for. */
+static bool init_wait(int ctl, pid_t cmd, int *status)
+{
+        struct pollfd fds[2 + SANDBOX_MAX_DRAIN];
+        sigset_t chld;
+        int sfd, null_fd, drains[SANDBOX_MAX_DRAIN], ndrain = 0, nfds, i;
+        bool none_left;
+
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &chld, NULL);
+        sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        for (;;) {
+                if (reap(cmd, status, &none_left))
+                        return true;
+                if (none_left)
+                        return false;
+                if (sfd < 0) { /* no signalfd: wait as before, output undrained */
+                        pid_t w = waitpid(-1, status, 0);
+                        if (w == cmd)
+                                return true;
+                        continue;
+                }
+                fds[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
+                fds[1] = (struct pollfd){.fd = ctl, .events = ctl >= 0 ? POLLIN : 0};
+                for (i = 0; i < ndrain; i++)
+                        fds[2 + i] = (struct pollfd){.fd = drains[i], .events = POLLIN};
+                nfds = 2 + ndrain;
+                if (poll(fds, (nfds_t)nfds, -1) < 0 && errno != EINTR)
+                        return false;
+                if (fds[0].revents & POLLIN) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof(si)) > 0)
+                                ;
+                }
+                if (ctl >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        int fd = -1;
+                        if (recv_drain(ctl, &fd) <= 0) {
+                                ctl = -1; /* the parent let go: nothing more comes */
+                        } else if (fd >= 0 && ndrain < SANDBOX_MAX_DRAIN) {
+                                drains[ndrain++] = fd;
+                        } else if (fd >= 0) {
+                                close(fd);
+                        }
+                }
+                for (i = ndrain - 1; i >= 0; i--) {
+                        if (fds[2 + i].revents == 0 && i < nfds - 2)
+                                continue;
+                        if (!drain_pipe(drains[i], null_fd)) {
+                                close(drains[i]);
+                                drains[i] = drains[--ndrain];
+                        }
+                }
+        }
+}
+
 void sandbox_child(const struct sandbox_plan *p)
 {
         struct sandbox_request r;
@@ -1066,7 +1217,10 @@ void sandbox_child(const struct sandbox_plan *p)
         send_msg(p->status_fd, SANDBOX_MSG_WAITING, 0, 0, NULL);
         if (!recv_request(p, &r))
                 _exit(0);
-        close(p->ctl_fd);
+        /* A sandbox's init keeps the socket: the parent hands it the output
+         * pipes a command floods past the cap (see drain_loop). */
+        if (!p->isolate)
+                close(p->ctl_fd);
         if (!p->isolate)
                 prctl(PR_SET_CHILD_SUBREAPER, 1);
         else
@@ -1077,13 +1231,20 @@ void sandbox_child(const struct sandbox_plan *p)
                 setup_fail(p, "fork command");
         if (cmd == 0)
                 run_command(p, &r);
-        close_except(keep_status, 1);
-        for (;;) {
-                pid_t w = waitpid(-1, &st, 0);
-                if (w == cmd)
-                        break;
-                if (w < 0 && errno == ECHILD)
+        if (p->isolate) {
+                int keep_init[2] = {p->status_fd, p->ctl_fd};
+                close_except(keep_init, 2);
+                if (!init_wait(p->ctl_fd, cmd, &st))
                         _exit(0);
+        } else {
+                close_except(keep_status, 1);
+                for (;;) {
+                        pid_t w = waitpid(-1, &st, 0);
+                        if (w == cmd)
+                                break;
+                        if (w < 0 && errno == ECHILD)
+                                _exit(0);
+                }
         }
         send_msg(p->status_fd, SANDBOX_MSG_STATUS, 0, st, NULL);
         if (!p->isolate)

@@ -92,6 +92,14 @@ int sandbox_release(int ctl_fd, const int *join_fds, unsigned n);
  * keeps locked, so a remount must repeat them. */
 unsigned long sandbox_locked_flags(const char *path);
 
+/* Output pipes a sandbox's init may be handed (stdout and stderr). */
+#define SANDBOX_MAX_DRAIN 2
+
+/* Parent side: hands the read end of an output pipe the command flooded
+ * past the cap to the sandbox's init, which empties it from then on (its
+ * CPU time counts against the sandbox). 0 or -errno (the init is gone). */
+int sandbox_hand_over(int ctl_fd, int pipe_fd);
+
 /* Reads one message; 1 when one was read, 0 at EOF, -errno on error. */
 int sandbox_msg_read(int fd, struct sandbox_msg *m);
 

@@ -115,6 +115,7 @@ int cmd_exec_main(int argc, char **argv)
         char err[512], why[300];
         const char *msg;
         int rc, i, status = 125;
+        unsigned cg_limits;
         static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 
         if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0)
@@ -172,13 +173,13 @@ int cmd_exec_main(int argc, char **argv)
                 goto out;
         }
         r.lim = *exec_limits(r.e);
-        if (!o.json && o.mode == EXEC_SANDBOX &&
-            (exec_cgroup_limits(r.e) & EXEC_CG_ALL) != EXEC_CG_ALL)
+        cg_limits = exec_cgroup_limits(r.e);
+        if (!o.json && o.mode == EXEC_SANDBOX && (cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL)
                 fprintf(stderr,
                         "proctor exec: warning: no cgroup here for %s: those limits hold per "
                         "process only (rlimits), not for the sandbox as a whole (see proctor "
                         "doctor)\n",
-                        exec_cgroup_missing_text(exec_cgroup_limits(r.e)));
+                        exec_cgroup_missing_text(cg_limits));
         uv_run(&loop, UV_RUN_DEFAULT);
         termout_end(&r.out[0]);
         termout_end(&r.out[1]);

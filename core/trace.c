@@ -68,6 +68,18 @@ static int make_dirs(char *path, mode_t mode)
         }
 }
 
+/* -EPERM, with err saying so, when `st` belongs to another user: traces
+ * hold tool output, so they live only in what is the operator's own. */
+static int refuse_foreign(const struct stat *st, const char *shown, const char *refusing, char *err,
+                          size_t errlen)
+{
+        if (st->st_uid == geteuid())
+                return 0;
+        snprintf(err, errlen, "%s: owned by uid %u, not by you (uid %u); refusing to %s", shown,
+                 (unsigned)st->st_uid, (unsigned)geteuid(), refusing);
+        return -EPERM;
+}
+
 /* Makes (0700) and opens the directory `name` in `dirfd`, refusing a
  * symbolic link and a directory of another user's: either could send the
  * traces, and the tool output in them, where someone else reads them. */
@@ -102,13 +114,9 @@ static int own_dir(int dirfd, const char *name, const char *shown, char *err, si
                 close(fd);
                 return rc;
         }
-        if (st.st_uid != geteuid()) {
-                snprintf(err, errlen,
-                         "%s: owned by uid %u, not by you (uid %u); refusing to "
-                         "keep traces there",
-                         shown, (unsigned)st.st_uid, (unsigned)geteuid());
+        if ((rc = refuse_foreign(&st, shown, "keep traces there", err, errlen)) < 0) {
                 close(fd);
-                return -EPERM;
+                return rc;
         }
         return fd;
 }
@@ -203,13 +211,9 @@ static int open_explicit(const char *path, char *err, size_t errlen)
                 return rc;
         }
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-                if (st.st_uid != geteuid()) {
-                        snprintf(err, errlen,
-                                 "%s: owned by uid %u, not by you (uid %u); refusing to "
-                                 "overwrite it",
-                                 path, (unsigned)st.st_uid, (unsigned)geteuid());
+                if ((rc = refuse_foreign(&st, path, "overwrite it", err, errlen)) < 0) {
                         close(fd);
-                        return -EPERM;
+                        return rc;
                 }
                 /* A file that existed may be readable by others; a trace
                  * holds tool output, so it is the operator's alone (pipes

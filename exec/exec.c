@@ -1069,7 +1069,7 @@ static void pick_ids(const struct exec_request *req, const struct exec_workspace
                 *uid = geteuid();
                 *gid = getegid();
         } else if (req->ws_mode == EXEC_WS_NONE) {
-                *uid = *gid = 65534u;
+                *uid = *gid = EXEC_NOBODY_ID;
         } else {
                 exec_workspace_ids(ws, uid, gid);
         }

@@ -749,69 +749,16 @@ static void keep_plan_fds(const struct sandbox_plan *p)
         close_except(keep, 5);
 }
 
-union join_cmsg {
+union fds_cmsg {
         char buf[CMSG_SPACE(SANDBOX_MAX_PROCS_FDS * sizeof(int))];
         struct cmsghdr align;
 };
 
-int sandbox_hand_over(int ctl_fd, int pipe_fd)
+/* Sends one tag byte with n descriptors attached (n may be 0). 0 or -errno. */
+static int send_fds(int sock, const char *tag, const int *fds, unsigned n, int flags)
 {
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } cm;
-        struct iovec iov = {.iov_base = "D", .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov,
-                            .msg_iovlen = 1,
-                            .msg_control = cm.buf,
-                            .msg_controllen = sizeof(cm.buf)};
-        struct cmsghdr *c;
-        ssize_t w;
-
-        memset(&cm, 0, sizeof(cm));
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pipe_fd, sizeof(int));
-        do
-                w = sendmsg(ctl_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        while (w < 0 && errno == EINTR);
-        return w == 1 ? 0 : w < 0 ? -errno : -EIO;
-}
-
-/* Child side of sandbox_hand_over: 1 with *fd set (or -1 when the message
- * carried none), 0 when the parent closed the socket, -1 on error. */
-static int recv_drain(int ctl, int *fd)
-{
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } cm;
-        char tag;
-        struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov,
-                            .msg_iovlen = 1,
-                            .msg_control = cm.buf,
-                            .msg_controllen = sizeof(cm.buf)};
-        struct cmsghdr *c;
-        ssize_t got;
-
-        do
-                got = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-        while (got < 0 && errno == EINTR);
-        if (got <= 0)
-                return got == 0 ? 0 : errno == EAGAIN ? 1 : -1;
-        for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                        memcpy(fd, CMSG_DATA(c), sizeof(int));
-        return 1;
-}
-
-int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
-{
-        union join_cmsg cm;
-        struct iovec iov = {.iov_base = "g", .iov_len = 1};
+        union fds_cmsg cm;
+        struct iovec iov = {.iov_base = (void *)tag, .iov_len = 1};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         ssize_t w;
 
@@ -826,21 +773,21 @@ int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
                 c->cmsg_level = SOL_SOCKET;
                 c->cmsg_type = SCM_RIGHTS;
                 c->cmsg_len = CMSG_LEN(n * sizeof(int));
-                memcpy(CMSG_DATA(c), join_fds, n * sizeof(int));
+                memcpy(CMSG_DATA(c), fds, n * sizeof(int));
         }
         do
-                w = sendmsg(ctl_fd, &mh, MSG_NOSIGNAL);
+                w = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
         while (w < 0 && errno == EINTR);
         return w == 1 ? 0 : w < 0 ? -errno : -EIO;
 }
 
-/* Child side of sandbox_release: false when the parent closed the socket
- * instead (it died or no longer needs this child). */
-static bool wait_release(const struct sandbox_plan *p, int *join_fds, unsigned *n)
+/* Receives one tag byte and the descriptors sent with it, at most `max`
+ * kept (close-on-exec), *n set to how many. Returns what recvmsg did. */
+static ssize_t recv_fds(int sock, int *fds, unsigned max, unsigned *n, int flags)
 {
-        union join_cmsg cm;
-        char go;
-        struct iovec iov = {.iov_base = &go, .iov_len = 1};
+        union fds_cmsg cm;
+        char tag;
+        struct iovec iov = {.iov_base = &tag, .iov_len = 1};
         struct msghdr mh = {.msg_iov = &iov,
                             .msg_iovlen = 1,
                             .msg_control = cm.buf,
@@ -849,18 +796,56 @@ static bool wait_release(const struct sandbox_plan *p, int *join_fds, unsigned *
         ssize_t got;
 
         do
-                got = recvmsg(p->ctl_fd, &mh, MSG_CMSG_CLOEXEC);
+                got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
         while (got < 0 && errno == EINTR);
         *n = 0;
-        if (got != 1)
-                return false;
+        if (got <= 0)
+                return got;
         for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+                unsigned k, have;
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                         continue;
-                *n = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                memcpy(join_fds, CMSG_DATA(c), *n * sizeof(int));
+                have = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                for (k = 0; k < have; k++) {
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+                        if (*n < max)
+                                fds[(*n)++] = fd;
+                        else
+                                close(fd);
+                }
         }
-        return true;
+        return got;
+}
+
+int sandbox_hand_over(int ctl_fd, int pipe_fd)
+{
+        return send_fds(ctl_fd, "D", &pipe_fd, 1, MSG_DONTWAIT);
+}
+
+/* Child side of sandbox_hand_over: 1 with *fd set (or left -1 when there
+ * was nothing to take yet), 0 when the parent closed the socket, -1 on
+ * error. */
+static int recv_drain(int ctl, int *fd)
+{
+        unsigned n;
+        ssize_t got = recv_fds(ctl, fd, 1, &n, MSG_DONTWAIT);
+
+        if (got <= 0)
+                return got == 0 ? 0 : errno == EAGAIN ? 1 : -1;
+        return 1;
+}
+
+int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
+{
+        return send_fds(ctl_fd, "g", join_fds, n, 0);
+}
+
+/* Child side of sandbox_release: false when the parent closed the socket
+ * instead (it died or no longer needs this child). */
+static bool wait_release(const struct sandbox_plan *p, int *join_fds, unsigned *n)
+{
+        return recv_fds(p->ctl_fd, join_fds, SANDBOX_MAX_PROCS_FDS, n, 0) == 1;
 }
 
 /* Joins the execution's cgroup from the inside, so that whatever the

@@ -41,8 +41,6 @@ struct ws_quota {
 
 #include "exec/sandbox.h"
 
-#define NOBODY_ID 65534u
-
 /* The owner's primary group from the user database, so that a directory
  * given to a privileged group (say shadow) lends the sandbox nothing; root's
  * group and unknown owners get nogroup. */
@@ -53,7 +51,7 @@ static uint32_t owner_group(uid_t owner)
 
         if (getpwuid_r(owner, &pw, buf, sizeof(buf), &found) != 0 || found == NULL ||
             pw.pw_gid == 0)
-                return NOBODY_ID;
+                return EXEC_NOBODY_ID;
         return pw.pw_gid;
 }
 
@@ -95,8 +93,8 @@ int exec_workspace_open(const char *path, struct exec_workspace **out, char *err
                 /* Root acts on a workspace only as its owner would, and on a
                  * root-owned one as nobody: with the rights any other user
                  * has there. */
-                w->uid = w->st.st_uid != 0 ? w->st.st_uid : NOBODY_ID;
-                w->gid = w->st.st_uid != 0 ? owner_group(w->st.st_uid) : NOBODY_ID;
+                w->uid = w->st.st_uid != 0 ? w->st.st_uid : EXEC_NOBODY_ID;
+                w->gid = w->st.st_uid != 0 ? owner_group(w->st.st_uid) : EXEC_NOBODY_ID;
         } else {
                 w->uid = geteuid();
                 w->gid = getegid();

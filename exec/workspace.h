@@ -13,6 +13,10 @@
 
 #define EXEC_WS_MAX_PROTECT 6
 
+/* The host uid and gid a sandbox acts with where no unprivileged owner
+ * can be: a root-owned workspace, or none. */
+#define EXEC_NOBODY_ID 65534u
+
 struct exec_workspace {
         int fd;         /* O_PATH, the directory itself */
         struct stat st; /* its identity when opened */

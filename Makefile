@@ -148,13 +148,18 @@ fuzz: $(FUZZERS)
 			build/fuzz/corpus/$$n || exit 1; \
 	done
 
-bench: deps proctor $(BENCHES)
+# Targets that compile run make again after deps: the package flags above are
+# read when make starts, before install-deps could have installed anything.
+bench: deps
+	@$(MAKE) --no-print-directory proctor $(BENCHES)
 	@tests/bench/run.sh
 
-run: deps proctor
+run: deps
+	@$(MAKE) --no-print-directory proctor
 	./proctor run --mode sandbox "Show me what proctor does."
 
-screenshots: deps proctor
+screenshots: deps
+	@$(MAKE) --no-print-directory proctor
 	@tests/screenshots.sh
 
 format:

@@ -33,7 +33,8 @@ struct agent {
         void *ud;
         struct agent_totals totals;
         char *history[HISTORY];
-        const char *note; /* for the model after this turn's results */
+        const char *note;      /* for the model after this turn's results */
+        uint64_t prompt_turn0; /* totals.turns when the current prompt came */
 };
 
 static void start_turn(struct agent *a);
@@ -130,6 +131,7 @@ int agent_prompt(struct agent *a, const char *text, void (*on_end)(enum agent_st
                 return -EBUSY;
         a->busy = true;
         a->interrupted = false;
+        a->prompt_turn0 = a->totals.turns;
         a->on_end = on_end;
         a->ud = ud;
         json_array_append_new(a->messages, json_pack("{s:s,s:s}", "role", "user", "content", text));
@@ -295,6 +297,16 @@ static void start_turn(struct agent *a)
 
         if (a->interrupted) {
                 end_sequence(a, AGENT_INTERRUPTED);
+                return;
+        }
+        if (p->scripted && p->exhausted && a->totals.turns == a->prompt_turn0) {
+                /* a follow-up after the last line: nothing will answer it */
+                emit(a, "model.error",
+                     json_pack("{s:s,s:i,s:I,s:b}", "message",
+                               "the scripted model has no turns left to answer this; a new "
+                               "session plays the script again",
+                               "http_status", 0, "retry_in_ms", (json_int_t)0, "final", true));
+                end_sequence(a, AGENT_FAILED);
                 return;
         }
         if (p->scripted && p->exhausted) {

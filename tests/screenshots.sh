@@ -68,7 +68,7 @@ shot() { # NAME FILE COLSxROWS
 start setup 160x48 "$proctor"
 wait_for setup "Where should this session"
 shot setup setup-local 160x48
-$T send-keys -t setup m
+$T send-keys -t setup F2
 wait_for setup "\[x\] sandbox"
 shot setup setup-sandbox 160x48
 
@@ -81,6 +81,7 @@ shot run session-sandbox 160x48
 $T send-keys -t run k
 wait_for run "Kill execution"
 shot run kill-confirm 160x48
+sleep 0.3
 $T send-keys -t run y
 wait_for run "killed"
 wait_for run "session completed"

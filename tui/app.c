@@ -20,12 +20,17 @@
 
 struct app *app_current; /* for the crash handler only */
 
+#define QUIT_GRACE_MS 3000 /* a quit waits at most this for the session */
+
 /* ---- terminal ---- */
 
 static void restore_terminal(void)
 {
-        if (!isendwin())
+        if (!isendwin()) {
+                fputs("\033[?2004l", stdout); /* bracketed paste off */
+                fflush(stdout);
                 endwin();
+        }
 }
 
 void app_close_terminal(struct app *a)
@@ -38,6 +43,8 @@ void app_close_terminal(struct app *a)
         uv_close((uv_handle_t *)&a->in, NULL);
         uv_close((uv_handle_t *)&a->frame, NULL);
         uv_close((uv_handle_t *)&a->tick, NULL);
+        uv_close((uv_handle_t *)&a->later, NULL);
+        uv_close((uv_handle_t *)&a->watchdog, NULL);
         for (i = 0; i < 4; i++)
                 uv_close((uv_handle_t *)&a->sigs[i], NULL);
 }
@@ -144,13 +151,28 @@ static int open_session(struct app *a, char *err, size_t errlen)
         return 0;
 }
 
-/* Only once every execution is gone, so that no event comes after. */
-static void close_session(struct app *a)
+static void on_wait_tick(uv_timer_t *t)
 {
+}
+
+/* Only once every execution is gone, so that no event comes after; an
+ * execution that outlives QUIT_GRACE_MS more (it cannot, being killed) is
+ * left to die with proctor rather than hang its exit. */
+static int close_session(struct app *a)
+{
+        uv_timer_t wake;
+        uint64_t until = app_now_ms() + QUIT_GRACE_MS;
+
         if (a->s == NULL)
-                return;
-        while (session_executions(a->s) > 0)
+                return 0;
+        uv_timer_init(a->loop, &wake);
+        uv_timer_start(&wake, on_wait_tick, 50, 50);
+        while (session_executions(a->s) > 0 && app_now_ms() < until)
                 uv_run(a->loop, UV_RUN_ONCE);
+        uv_close((uv_handle_t *)&wake, NULL);
+        uv_run(a->loop, UV_RUN_NOWAIT); /* wake is on this stack: closed now */
+        if (session_executions(a->s) > 0)
+                return -EBUSY;
         session_end(a->s);
         session_free(a->s);
         a->s = NULL;
@@ -162,6 +184,7 @@ static void close_session(struct app *a)
         a->vm = NULL;
         bus_free(a->bus);
         a->bus = NULL;
+        return 0;
 }
 
 static void finish(struct app *a)
@@ -173,10 +196,29 @@ static void finish(struct app *a)
                 uv_timer_stop(&a->play);
         uv_timer_stop(&a->frame);
         uv_timer_stop(&a->tick);
+        uv_timer_stop(&a->later);
+        uv_timer_stop(&a->watchdog);
         uv_poll_stop(&a->in);
         for (i = 0; i < 4; i++)
                 uv_signal_stop(&a->sigs[i]);
         uv_stop(a->loop);
+}
+
+static void app_submit_text(struct app *a, const char *text);
+
+static void send_queued(uv_timer_t *t)
+{
+        struct app *a = t->data;
+        char *text = a->queued;
+
+        a->queued = NULL;
+        if (text == NULL || a->quitting || a->done || a->busy)
+                goto out;
+        a->status[0] = '\0';
+        app_submit_text(a, text);
+out:
+        free(text);
+        app_mark_dirty(a);
 }
 
 static void on_idle(enum agent_status st, void *ud)
@@ -187,38 +229,90 @@ static void on_idle(enum agent_status st, void *ud)
         a->last = agent_status_name(st);
         snprintf(a->status, sizeof(a->status), "session %s: i follow-up, n new session, q quit",
                  agent_status_name(st));
-        if (a->quitting)
+        if (a->quitting) {
                 finish(a);
+        } else if (a->queued != NULL && st == AGENT_INTERRUPTED) {
+                /* interrupted: the queued message goes back for editing */
+                prompt_clear(&a->prompt);
+                prompt_insert(&a->prompt, a->queued, strlen(a->queued));
+                free(a->queued);
+                a->queued = NULL;
+                a->typing = true;
+                snprintf(a->status, sizeof(a->status),
+                         "interrupted: your queued message is back in the prompt");
+        } else if (a->queued != NULL) {
+                /* not from inside the session's own callback */
+                uv_timer_start(&a->later, send_queued, 0, 0);
+        }
         app_mark_dirty(a);
 }
 
-static void start_prompt(struct app *a)
+/* Sends text as the next prompt. busy is set first: the session may end
+ * the prompt at once (a script with no turns left), calling on_idle before
+ * session_prompt returns. */
+static void app_submit_text(struct app *a, const char *text)
 {
+        enum app_screen was = a->screen;
         int rc;
 
-        if (a->plen == 0) {
-                snprintf(a->status, sizeof(a->status), "type a prompt first");
-                return;
-        }
-        a->prompt[a->plen] = '\0';
-        rc = session_prompt(a->s, a->prompt);
-        if (rc < 0) {
-                snprintf(a->status, sizeof(a->status), "cannot start: %s", strerror(-rc));
-                return;
-        }
         a->screen = SCREEN_LIVE;
         a->busy = true;
         a->typing = false;
-        a->plen = 0;
         a->status[0] = '\0';
         a->scroll = 0;
+        rc = session_prompt(a->s, text);
+        if (rc < 0) {
+                a->busy = false;
+                a->screen = was;
+                snprintf(a->status, sizeof(a->status), "cannot start: %s", strerror(-rc));
+                return;
+        }
         uv_timer_start(&a->tick, on_tick, 120, 120);
 }
 
-static void flip_mode(struct app *a)
+void app_start_prompt(struct app *a)
+{
+        char *text = prompt_take(&a->prompt);
+
+        if (text == NULL) {
+                snprintf(a->status, sizeof(a->status), "out of memory");
+                return;
+        }
+        app_submit_text(a, text);
+        free(text);
+}
+
+void app_queue_prompt(struct app *a)
+{
+        char *text = prompt_take(&a->prompt);
+
+        if (text == NULL)
+                return;
+        if (a->queued != NULL) { /* a second one joins the first */
+                size_t n = strlen(a->queued), m = strlen(text);
+                char *both = realloc(a->queued, n + m + 2);
+                if (both != NULL) {
+                        both[n] = '\n';
+                        memcpy(both + n + 1, text, m + 1);
+                        a->queued = both;
+                }
+                free(text);
+        } else {
+                a->queued = text;
+        }
+        a->typing = false;
+        snprintf(a->status, sizeof(a->status),
+                 "queued: sent when this turn ends (Esc interrupts and gives it back)");
+}
+
+void app_flip_mode(struct app *a)
 {
         enum exec_isolation m = a->mode == EXEC_LOCAL ? EXEC_SANDBOX : EXEC_LOCAL;
 
+        if (a->replay) {
+                snprintf(a->status, sizeof(a->status), "replay is read-only: no mode flip");
+                return;
+        }
         if (session_set_mode(a->s, m) == -EBUSY) {
                 snprintf(a->status, sizeof(a->status),
                          "the mode is fixed once the session has started (n starts a new one)");
@@ -228,25 +322,45 @@ static void flip_mode(struct app *a)
         a->status[0] = '\0';
 }
 
-/* The selected running execution, or the most recent running one. */
-static uint64_t kill_target(struct app *a)
+static bool exec_live(const struct viewmodel_exec *e)
 {
-        size_t n = viewmodel_nexecs(a->vm), i;
+        return e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING;
+}
 
-        if (a->focus == PANE_EXECS && a->sel[PANE_EXECS] >= 0 && (size_t)a->sel[PANE_EXECS] < n) {
+uint64_t app_kill_target(struct app *a, const char **why)
+{
+        size_t n = a->vm != NULL ? viewmodel_nexecs(a->vm) : 0, i;
+
+        *why = "no running execution to kill";
+        if (a->screen != SCREEN_LIVE)
+                return 0;
+        /* a selected execution that ended: say so, never another one */
+        if (a->focus == PANE_EXECS && a->sel[PANE_EXECS] >= 0 && (size_t)a->sel[PANE_EXECS] < n &&
+            !a->follow[PANE_EXECS]) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)a->sel[PANE_EXECS]);
-                if (e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING)
+                if (exec_live(e))
                         return e->id;
+                *why = "the selected execution is not running (End selects the newest)";
+                return 0;
         }
-        for (i = n; i-- > 0;) {
-                const struct viewmodel_exec *e = viewmodel_exec(a->vm, i);
-                if (e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING)
-                        return e->id;
-        }
+        for (i = n; i-- > 0;)
+                if (exec_live(viewmodel_exec(a->vm, i)))
+                        return viewmodel_exec(a->vm, i)->id;
         return 0;
 }
 
-static void next_theme(struct app *a)
+unsigned app_running(struct app *a, unsigned *queued)
+{
+        struct viewmodel_host h = {0};
+
+        if (a->vm != NULL)
+                viewmodel_host(a->vm, &h);
+        if (queued != NULL)
+                *queued = h.queued;
+        return h.running;
+}
+
+void app_next_theme(struct app *a)
 {
         char err[300];
 
@@ -260,10 +374,46 @@ static void next_theme(struct app *a)
         draw_setup_colors(a);
 }
 
-static void quit(struct app *a)
+void app_new_session(struct app *a)
 {
+        char err[512];
+
+        if (a->replay) {
+                snprintf(a->status, sizeof(a->status), "replay is read-only: no new session");
+        } else if (a->busy) {
+                snprintf(a->status, sizeof(a->status),
+                         "a turn is running: Esc interrupts it, then n starts a new session");
+        } else if (session_executions(a->s) > 0) {
+                /* its last exec.remove is due in moments; closing now
+                 * would mean running the loop from inside it */
+                snprintf(a->status, sizeof(a->status),
+                         "the last execution is still being removed: n again in a moment");
+        } else {
+                close_session(a);
+                if (open_session(a, err, sizeof(err)) < 0) {
+                        snprintf(a->status, sizeof(a->status), "%.300s", err);
+                        app_quit(a, 1);
+                }
+        }
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+        finish(t->data);
+}
+
+/* While a turn runs, the session is wound down first (kill, interrupt)
+ * and on_idle finishes; the watchdog makes sure that nothing, not even a
+ * stuck provider, can keep a quit from happening. */
+void app_quit(struct app *a, int exit_code)
+{
+        if (!a->quitting || exit_code != 0)
+                a->exit_code = exit_code;
+        if (a->quitting && a->busy)
+                return;
         a->quitting = true;
         if (a->busy && a->s != NULL) {
+                uv_timer_start(&a->watchdog, on_watchdog, QUIT_GRACE_MS, 0);
                 session_kill_all(a->s, NULL);
                 session_interrupt(a->s);
         } else {
@@ -271,312 +421,19 @@ static void quit(struct app *a)
         }
 }
 
-/* ---- input ---- */
-
-static void key_dialog(struct app *a, wint_t ch)
-{
-        enum dialog d = a->dialog;
-
-        a->dialog = DIALOG_NONE;
-        if (ch != 'y' && ch != 'Y')
-                return;
-        if (d == DIALOG_KILL) {
-                if (session_kill_exec(a->s, a->dialog_exec) == 0)
-                        snprintf(a->status, sizeof(a->status), "killed execution #%llu",
-                                 (unsigned long long)a->dialog_exec);
-                else
-                        snprintf(a->status, sizeof(a->status), "execution #%llu had ended",
-                                 (unsigned long long)a->dialog_exec);
-        } else if (d == DIALOG_KILL_ALL) {
-                unsigned cancelled, killed = session_kill_all(a->s, &cancelled);
-                if (cancelled > 0)
-                        snprintf(a->status, sizeof(a->status),
-                                 "killed %u executions, cancelled %u queued calls", killed,
-                                 cancelled);
-                else
-                        snprintf(a->status, sizeof(a->status), "killed %u executions", killed);
-        } else if (d == DIALOG_QUIT) {
-                quit(a);
-        }
-}
-
-static bool key_prompt(struct app *a, int kind, wint_t ch)
-{
-        if (kind == KEY_CODE_YES) {
-                if (ch == KEY_BACKSPACE && a->plen > 0) {
-                        /* drop a whole UTF-8 character */
-                        do
-                                a->plen--;
-                        while (a->plen > 0 && ((unsigned char)a->prompt[a->plen] & 0xc0) == 0x80);
-                        return true;
-                }
-                return false;
-        }
-        if (ch == '\n' || ch == '\r') {
-                start_prompt(a);
-                return true;
-        }
-        if (ch == 27) {
-                a->typing = false;
-                return true;
-        }
-        if (ch == 127 || ch == 8) {
-                return key_prompt(a, KEY_CODE_YES, KEY_BACKSPACE);
-        }
-        if (ch >= 32 && a->plen + 5 < sizeof(a->prompt)) {
-                char mb[8];
-                wchar_t w = (wchar_t)ch;
-                int n = wctomb(mb, w);
-                if (n > 0) {
-                        memcpy(a->prompt + a->plen, mb, (size_t)n);
-                        a->plen += (size_t)n;
-                }
-                return true;
-        }
-        return false;
-}
-
-static void move_sel(struct app *a, long delta)
-{
-        long n;
-
-        if (a->detail.open) {
-                detail_scroll(a, delta);
-        } else if (a->focus == PANE_TRANSCRIPT) {
-                a->scroll -= delta;
-                if (a->scroll < 0)
-                        a->scroll = 0;
-        } else {
-                n = app_pane_items(a, a->focus);
-                a->sel[a->focus] += delta;
-                if (a->sel[a->focus] >= n)
-                        a->sel[a->focus] = n - 1;
-                if (a->sel[a->focus] < 0)
-                        a->sel[a->focus] = n > 0 ? 0 : -1;
-                /* back on the newest item: follow new ones again */
-                a->follow[a->focus] = a->sel[a->focus] == n - 1;
-        }
-}
-
-/* The pane and item under a screen cell, as last drawn; false for none. */
-static bool item_at(struct app *a, int y, int x, enum pane *p, long *item)
-{
-        struct layout l;
-        int k;
-
-        layout_compute(COLS, LINES, (enum layout_pane)a->focus, &l);
-        k = layout_pane_at(&l, y, x);
-        if (k < 0)
-                return false;
-        *p = (enum pane)k;
-        *item = y >= 0 && y < HIT_ROWS ? a->hit[k][y] : -1;
-        return true;
-}
-
-/* Click: on a pane, focus it; on a row, select it; on the selected row
- * (or a double click), open its details. Wheel: scroll what is under the
- * pointer (the details when open). */
-static void key_mouse(struct app *a)
-{
-        MEVENT m;
-        enum pane p;
-        long item;
-        bool click, dbl;
-
-        if (getmouse(&m) != OK)
-                return;
-        click = (m.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)) != 0;
-        dbl = (m.bstate & BUTTON1_DOUBLE_CLICKED) != 0;
-        if (a->screen == SCREEN_SETUP) {
-                struct layout_setup ls;
-                layout_setup_compute(COLS, &ls);
-                if ((click || dbl) && m.y >= ls.local.y && m.y < ls.local.y + ls.local.h) {
-                        if (m.x >= ls.local.x && m.x < ls.local.x + ls.local.w &&
-                            a->mode != EXEC_LOCAL)
-                                flip_mode(a);
-                        else if (m.x >= ls.sandbox.x && m.x < ls.sandbox.x + ls.sandbox.w &&
-                                 a->mode != EXEC_SANDBOX)
-                                flip_mode(a);
-                }
-                return;
-        }
-        if (a->detail.open) {
-                if (m.bstate & BUTTON4_PRESSED)
-                        detail_scroll(a, -3);
-                else if (m.bstate & BUTTON5_PRESSED)
-                        detail_scroll(a, 3);
-                return;
-        }
-        if (!item_at(a, m.y, m.x, &p, &item))
-                return;
-        if (m.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
-                a->focus = p;
-                move_sel(a, m.bstate & BUTTON4_PRESSED ? -3 : 3);
-                return;
-        }
-        if (!click && !dbl)
-                return;
-        if (item >= 0 && (dbl || (a->focus == p && a->sel[p] == item))) {
-                a->focus = p;
-                a->sel[p] = item;
-                detail_open(a);
-                return;
-        }
-        a->focus = p;
-        if (item >= 0) {
-                long n = app_pane_items(a, p);
-                a->sel[p] = item;
-                a->follow[p] = item == n - 1;
-        }
-}
-
-void replay_next(uv_timer_t *t);
-
-static void key(struct app *a, int kind, wint_t ch)
-{
-        if (a->help) {
-                a->help = false;
-                return;
-        }
-        if (a->dialog != DIALOG_NONE) {
-                key_dialog(a, ch);
-                return;
-        }
-        if (kind == KEY_CODE_YES && ch == KEY_MOUSE) {
-                key_mouse(a);
-                return;
-        }
-        if (kind == KEY_CODE_YES && ch == KEY_RESIZE)
-                return;
-        if (kind != KEY_CODE_YES && ch == 12) { /* Ctrl-L */
-                clearok(curscr, TRUE);
-                return;
-        }
-        /* On the setup screen m, q and ? are commands until a prompt is
-         * being typed; after that every key types. */
-        if ((a->typing || a->screen == SCREEN_SETUP) && kind != KEY_CODE_YES &&
-            !(a->plen == 0 && !a->typing && (ch == 'm' || ch == 'q' || ch == '?')) &&
-            key_prompt(a, kind, ch))
-                return;
-        if ((a->typing || a->screen == SCREEN_SETUP) && kind == KEY_CODE_YES &&
-            key_prompt(a, kind, ch))
-                return;
-        a->status[0] = '\0';
-        if (a->replay && kind != KEY_CODE_YES && replay_key(a, ch))
-                return;
-        if (kind == KEY_CODE_YES) {
-                switch (ch) {
-                case KEY_UP:
-                        move_sel(a, -1);
-                        break;
-                case KEY_DOWN:
-                        move_sel(a, 1);
-                        break;
-                case KEY_PPAGE:
-                        move_sel(a, -(LINES / 2));
-                        break;
-                case KEY_NPAGE:
-                        move_sel(a, LINES / 2);
-                        break;
-                case KEY_HOME:
-                        move_sel(a, -1000000);
-                        break;
-                case KEY_END:
-                        move_sel(a, 1000000);
-                        break;
-                case KEY_BTAB:
-                        a->focus = (enum pane)((a->focus + PANE_COUNT - 1) % PANE_COUNT);
-                        break;
-                }
-                return;
-        }
-        switch (ch) {
-        case 'q':
-                if (a->busy)
-                        a->dialog = DIALOG_QUIT;
-                else
-                        quit(a);
-                break;
-        case '?':
-                a->help = true;
-                break;
-        case 'm':
-                flip_mode(a);
-                break;
-        case '\t':
-                a->focus = (enum pane)((a->focus + 1) % PANE_COUNT);
-                break;
-        case '\n':
-        case '\r':
-                if (a->screen == SCREEN_LIVE && !a->detail.open && !detail_open(a))
-                        snprintf(a->status, sizeof(a->status),
-                                 "nothing selected: Tab to the tool calls or executions");
-                break;
-        case 27: /* Esc */
-                if (a->detail.open)
-                        detail_close(a);
-                else if (a->busy)
-                        session_interrupt(a->s);
-                break;
-        case 'k':
-                if (a->screen != SCREEN_LIVE)
-                        break;
-                a->dialog_exec = kill_target(a);
-                if (a->dialog_exec != 0)
-                        a->dialog = DIALOG_KILL;
-                else
-                        snprintf(a->status, sizeof(a->status), "no running execution to kill");
-                break;
-        case 'K':
-                if (a->screen == SCREEN_LIVE && kill_target(a) != 0)
-                        a->dialog = DIALOG_KILL_ALL;
-                break;
-        case 'i':
-                if (a->busy)
-                        snprintf(a->status, sizeof(a->status),
-                                 "wait for the turn to end (Esc interrupts it)");
-                else if (a->screen == SCREEN_LIVE)
-                        a->typing = true;
-                break;
-        case 'n':
-                if (!a->busy && a->screen == SCREEN_LIVE && session_executions(a->s) > 0) {
-                        /* its last exec.remove is due in moments; closing now
-                         * would mean running the loop from inside it */
-                        snprintf(a->status, sizeof(a->status),
-                                 "the last execution is still being removed: n again in a moment");
-                } else if (!a->busy && a->screen == SCREEN_LIVE) {
-                        char err[512];
-                        close_session(a);
-                        if (open_session(a, err, sizeof(err)) < 0) {
-                                snprintf(a->status, sizeof(a->status), "%.300s", err);
-                                quit(a);
-                        }
-                }
-                break;
-        case 't':
-                next_theme(a);
-                break;
-        }
-}
-
 static void on_input(uv_poll_t *p, int status, int events)
 {
-        struct app *a = p->data;
-        wint_t ch;
-        int kind;
-
-        while ((kind = get_wch(&ch)) != ERR) {
-                key(a, kind, ch);
-                if (a->done)
-                        return;
-        }
-        app_mark_dirty(a);
+        input_read(p->data);
 }
 
+/* SIGTERM and SIGHUP (the terminal is gone) quit at once; SIGINT (Ctrl-C)
+ * too, except while executions run, when only a second one within 2 s
+ * does (it kills them). Every way out restores the terminal. */
 static void on_signal(uv_signal_t *h, int signum)
 {
         struct app *a = h->data;
         struct winsize ws;
+        unsigned running;
 
         if (signum == SIGWINCH) {
                 if (ioctl(1, TIOCGWINSZ, &ws) == 0)
@@ -585,7 +442,16 @@ static void on_signal(uv_signal_t *h, int signum)
                 app_mark_dirty(a);
                 return;
         }
-        quit(a); /* SIGINT, SIGTERM, SIGHUP: wind down and restore */
+        if (signum == SIGINT && !a->quitting && (running = app_running(a, NULL)) > 0 &&
+            app_now_ms() - a->sigint_ms > 2000) {
+                a->sigint_ms = app_now_ms();
+                snprintf(a->status, sizeof(a->status),
+                         "Ctrl-C again to quit and kill %u running execution%s", running,
+                         running == 1 ? "" : "s");
+                app_mark_dirty(a);
+                return;
+        }
+        app_quit(a, 128 + signum);
 }
 
 /* ---- entry ---- */
@@ -653,6 +519,11 @@ void app_start_terminal(struct app *a)
         nodelay(stdscr, TRUE);
         curs_set(0);
         set_escdelay(25);
+        input_setup();
+        a->early_input = true;
+        /* pasted text comes marked, so it stays text (input.c) */
+        fputs("\033[?2004h", stdout);
+        fflush(stdout);
         mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
                   NULL);
         if (has_colors())
@@ -668,7 +539,9 @@ void app_start_terminal(struct app *a)
         uv_poll_start(&a->in, UV_READABLE, on_input);
         uv_timer_init(a->loop, &a->frame);
         uv_timer_init(a->loop, &a->tick);
-        a->frame.data = a->tick.data = a;
+        uv_timer_init(a->loop, &a->later);
+        uv_timer_init(a->loop, &a->watchdog);
+        a->frame.data = a->tick.data = a->later.data = a->watchdog.data = a;
         for (i = 0; i < 4; i++) {
                 uv_signal_init(a->loop, &a->sigs[i]);
                 a->sigs[i].data = a;
@@ -725,10 +598,14 @@ int tui_main(int argc, char **argv)
         draw_frame(&a);
         uv_run(&loop, UV_RUN_DEFAULT);
         app_close_terminal(&a);
-        /* after the screen is back: wind the session down for good */
-        close_session(&a);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
+        /* after the screen is back: wind the session down for good (an
+         * execution that will not go dies with proctor, PR_SET_PDEATHSIG) */
+        if (close_session(&a) == 0) {
+                uv_run(&loop, UV_RUN_DEFAULT);
+                uv_loop_close(&loop);
+        }
         app_current = NULL;
-        return 0;
+        prompt_free(&a.prompt);
+        free(a.queued);
+        return a.exit_code;
 }

@@ -16,11 +16,14 @@
 #include "core/trace.h"
 #include "core/viewmodel.h"
 #include "tui/color.h"
+#include "tui/prompt.h"
 #include "tui/theme.h"
 
 enum app_screen { SCREEN_SETUP, SCREEN_LIVE };
 enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
 enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
+/* Where the setup screen's keys go: the prompt, or the mode cards. */
+enum setup_focus { SETUP_PROMPT, SETUP_MODE };
 
 #define FRAME_MS 33
 #define HIT_ROWS 512 /* screen rows the mouse map covers */
@@ -57,9 +60,19 @@ struct app {
         enum app_screen screen;
         bool busy, quitting, done;
         const char *last; /* how the last prompt's turns ended, NULL before */
-        char prompt[2048];
-        size_t plen;
+        /* The prompt: it has the keys on the setup screen (unless the mode
+         * cards have them) and while a follow-up is typed (typing). */
+        struct prompt prompt;
         bool typing;
+        enum setup_focus setup_focus;
+        int cursor_y, cursor_x; /* the prompt's cursor as drawn; y -1: none */
+        bool cursor_shown;
+        bool pasting;     /* inside a bracketed paste: everything is text */
+        bool early_input; /* the first read: typed before the terminal was set */
+        char *queued;     /* a follow-up sent when the running turn ends */
+        int exit_code;    /* 0 after q; 128+N after signal N */
+        /* when a dialog opened, and the first Esc or Ctrl-C of a pair */
+        uint64_t dialog_ms, esc_ms, sigint_ms;
         enum pane focus;
         long sel[PANE_COUNT];
         bool follow[PANE_COUNT]; /* the selection stays on the newest item */
@@ -79,6 +92,8 @@ struct app {
         char status[320];
         uv_poll_t in;
         uv_timer_t frame, tick;
+        uv_timer_t later;    /* starts a queued follow-up outside callbacks */
+        uv_timer_t watchdog; /* a quit that waits too long goes anyway */
         uv_signal_t sigs[4];
         bool dirty;
         uint64_t last_frame_ms;
@@ -112,6 +127,21 @@ static inline uint64_t app_now_ms(void)
 
 /* app.c */
 void app_mark_dirty(struct app *a);
+/* Starts the session with the prompt's text, or sends it as a follow-up. */
+void app_start_prompt(struct app *a);
+/* Keeps the prompt's text to send when the running turn ends. */
+void app_queue_prompt(struct app *a);
+void app_flip_mode(struct app *a);
+/* Winds the session down (killing what runs) and leaves with exit_code. */
+void app_quit(struct app *a, int exit_code);
+/* The execution k kills: the selected running one, else the newest running
+ * one; 0 with *why set when there is none. */
+uint64_t app_kill_target(struct app *a, const char **why);
+/* Executions running now, and (queued, may be NULL) calls waiting. */
+unsigned app_running(struct app *a, unsigned *queued);
+void app_next_theme(struct app *a);
+/* n: a new session on the setup screen, once the last one is idle. */
+void app_new_session(struct app *a);
 /* Selections on the newest items, following; nothing scrolled; no detail. */
 void app_reset_view(struct app *a);
 void app_find_themes_dir(struct app *a);
@@ -119,6 +149,11 @@ void app_start_terminal(struct app *a);
 /* Gives the terminal back and closes the handles app_start_terminal made. */
 void app_close_terminal(struct app *a);
 extern struct app *app_current; /* for the crash handler */
+
+/* input.c: the keys the terminal description lacks (paste markers,
+ * Ctrl-arrows); reads and acts on every key waiting */
+void input_setup(void);
+void input_read(struct app *a);
 
 /* draw.c: one whole frame; the colour pairs of the current theme */
 void draw_frame(struct app *a);

@@ -307,6 +307,8 @@ static void draw_header(struct app *a)
         draw_put(a, 1, 0, COLS, THEME_METER, line);
 }
 
+static void draw_prompt(struct app *a);
+
 static void draw_status(struct app *a)
 {
         const char *hint;
@@ -315,8 +317,15 @@ static void draw_status(struct app *a)
                 hint = a->paused
                            ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
                            : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
+        else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_MODE)
+                hint = "arrows/space flip the mode  Tab back to the prompt  F1 help  F10 quit";
         else if (a->screen == SCREEN_SETUP)
-                hint = "m mode  Enter start  ? help  q quit";
+                hint =
+                    "type a prompt, Enter starts  Tab mode cards  F2 flip mode  F1 help  F10 quit";
+        else if (a->typing)
+                hint = a->busy
+                           ? "Enter queues it for when the turn ends  Ctrl-J new line  Esc leave"
+                           : "Enter sends  Ctrl-J/Alt-Enter new line  Up/Down history  Esc leave";
         else if (a->busy)
                 hint =
                     "Tab focus  Enter details  k kill  K kill all  Esc interrupt  ? help  q quit";
@@ -326,32 +335,61 @@ static void draw_status(struct app *a)
         draw_fill(a, LINES - 2, 0, COLS, THEME_STATUS);
         draw_put(a, LINES - 2, 1, COLS - 2, THEME_STATUS, a->status[0] ? a->status : hint);
         draw_fill(a, LINES - 1, 0, COLS, THEME_TEXT);
-        if (a->typing || a->screen == SCREEN_SETUP) {
-                char *safe = safetext_sanitize(a->prompt, a->plen, 0);
-                draw_put(a, LINES - 1, 0, 2, THEME_TITLE, "> ");
-                if (safe != NULL)
-                        draw_put(a, LINES - 1, 2, COLS - 3, THEME_TEXT, safe);
-                free(safe);
+        draw_prompt(a);
+}
+
+/* The prompt's row: "> " and the text, scrolled to keep the cursor in
+ * view, a new line shown as one glyph; the terminal's cursor sits in it
+ * while the prompt has the keys. */
+static void draw_prompt(struct app *a)
+{
+        const bool utf8 = MB_CUR_MAX > 1;
+        bool focused =
+            !a->replay && (a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing);
+        char view[1024], tag[32] = "";
+        size_t lines, at;
+        int col, w = COLS - 3;
+
+        a->cursor_y = -1;
+        if (!(a->screen == SCREEN_SETUP || a->typing || a->prompt.len > 0) || a->replay)
+                return;
+        prompt_lines(&a->prompt, &lines, &at);
+        if (lines > 1)
+                snprintf(tag, sizeof(tag), " [line %zu/%zu]", at, lines);
+        w -= (int)strlen(tag);
+        prompt_view(&a->prompt, w, utf8 ? "\u21b5" : "|", view, sizeof(view), &col);
+        draw_put(a, LINES - 1, 0, 2, focused ? THEME_TITLE : THEME_TEXT_DIM, "> ");
+        draw_put(a, LINES - 1, 2, w, focused ? THEME_TEXT : THEME_TEXT_DIM, view);
+        if (tag[0] != '\0')
+                draw_put(a, LINES - 1, COLS - 1 - (int)strlen(tag), (int)strlen(tag),
+                         THEME_TEXT_DIM, tag);
+        if (focused) {
+                a->cursor_y = LINES - 1;
+                a->cursor_x = 2 + col;
         }
 }
 
 static void draw_help(struct app *a)
 {
         static const char *const keys[] = {
-            "m            flip the mode (before the session starts)",
+            "F2           flip the mode (before the session starts; or Tab to the",
+            "             mode cards, then arrows or space; or a click)",
             "Enter        start with the prompt / open details",
+            "in a prompt  arrows, Home/End, Ctrl-A/E/U/K/W, Alt-b/f, Up/Down",
+            "             history, Ctrl-J or Alt-Enter a new line; paste stays text",
             "Tab S-Tab    move focus between panes",
             "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
             "mouse        click selects, click again opens; wheel scrolls",
             "k            kill the selected (or latest) running execution",
             "K            kill every running execution, cancel queued calls",
-            "Esc          interrupt the current turn / close",
-            "i            type a follow-up prompt",
+            "Esc          close / interrupt the turn (twice while tools run)",
+            "i            type a follow-up (queued while a turn runs)",
             "n            new session (the mode may change)",
             "t            next theme",
             "Ctrl-L       redraw",
-            "q            quit (asks while a session runs)",
-            "?            this help",
+            "q F10        quit (asks while a session runs)",
+            "Ctrl-C       quit (twice within 2 s while tools run)",
+            "? F1         this help",
         };
         int h = (int)(sizeof(keys) / sizeof(keys[0])) + 4, w = 72;
         int y = (LINES - h) / 2, x = (COLS - w) / 2, i;
@@ -412,6 +450,19 @@ static void draw_tabs(struct app *a, const struct layout_rect *r)
         draw_put(a, r->y, x + 2, r->w - x - 3, THEME_TEXT_DIM, "(Tab switches)");
 }
 
+/* The terminal's cursor: in the prompt while it has the keys, else hidden. */
+static void draw_cursor(struct app *a)
+{
+        bool show = a->cursor_y >= 0 && a->dialog == DIALOG_NONE && !a->help;
+
+        if (show)
+                move(a->cursor_y, a->cursor_x);
+        if (show != a->cursor_shown) {
+                curs_set(show ? 1 : 0);
+                a->cursor_shown = show;
+        }
+}
+
 void draw_frame(struct app *a)
 {
         static void (*const panes[LAYOUT_PANES])(struct app *, const struct layout_rect *) = {
@@ -445,6 +496,7 @@ void draw_frame(struct app *a)
                 draw_dialog(a);
         if (a->help)
                 draw_help(a);
+        draw_cursor(a);
         refresh();
         a->last_frame_ms = app_now_ms();
 }

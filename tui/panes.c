@@ -20,8 +20,8 @@ void draw_setup(struct app *a)
         w = ls.w;
         iw = ls.local.w - 4;
         draw_put(a, 3, x, w, THEME_TITLE,
-                 "Where should this session's tools run?  (m flips, click to "
-                 "choose; fixed once the session starts)");
+                 "Where should this session's tools run?  (F2 flips, or Tab and "
+                 "arrows, or a click; fixed once it starts)");
         y = ls.local.y;
         draw_box(a, &ls.local, sb ? "local" : "[x] local", !sb);
         x = ls.local.x + 2;
@@ -58,7 +58,7 @@ void draw_setup(struct app *a)
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
         /* A config file changed behind the operator's back must show. */
         snprintf(line, sizeof(line), "mode from  %s",
-                 a->mode == a->o.mode ? a->o.mode_from : "the setup screen (m)");
+                 a->mode == a->o.mode ? a->o.mode_from : "the setup screen (F2)");
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
         if (a->s != NULL) {
                 unsigned par;

@@ -32,7 +32,7 @@ wait_for() { # NAME REGEX
 quit_session() { # NAME: q, confirmed, so that what it runs ends before the next measurement
         local i
         $T send-keys -t "$1" q
-        wait_for "$1" "Quit and kill everything" && $T send-keys -t "$1" y
+        wait_for "$1" "Quit and kill everything" && sleep 0.3 && $T send-keys -t "$1" y
         for i in $(seq 100); do
                 [ -z "$(pid_of "$1")" ] && return 0
                 sleep 0.1
@@ -121,6 +121,7 @@ for i in $(seq 10); do
         wait_for kill "#$i running +[0-9.]+m?s +setup" || { echo "tui bench: sandbox #$i did not run" >&2; exit 1; }
         $T send-keys -t kill k
         wait_for kill "Kill execution #$i" || { echo "tui bench: no kill dialog for #$i" >&2; exit 1; }
+        sleep 0.3 # a y typed ahead of the dialog does not count
         t0=$(now_ms)
         $T send-keys -t kill y
         wait_for kill "#$i killed" || { echo "tui bench: #$i not shown killed" >&2; exit 1; }

@@ -22,8 +22,8 @@ start a 160x48 "$PROCTOR"
 expect_screen a "Where should this session's tools run" "setup screen shown"
 expect_screen a "\[x\] local" "local is the default"
 expect_screen a "demo \(scripted\)" "the demo model is labelled scripted"
-$T send-keys -t a m
-expect_screen a "\[x\] sandbox" "m flips to sandbox"
+$T send-keys -t a F2
+expect_screen a "\[x\] sandbox" "F2 flips to sandbox"
 expect_screen a "SANDBOX" "the header badge says sandbox"
 $T send-keys -t a "tour please" Enter
 expect_screen a "sandboxes" "live view shows the sandboxes pane"
@@ -50,6 +50,7 @@ $T send-keys -t b "go" Enter
 expect_screen b "running +[0-9.]+m?s +setup" "the slow sandbox runs"
 $T send-keys -t b k
 expect_screen b "Kill execution #1 \(bash: echo slow-started" "the confirmation names the execution"
+sleep 0.3 # a confirmation typed ahead of the dialog does not count
 $T send-keys -t b y
 expect_screen b "#1 killed" "the execution shows killed" 5
 expect_screen b "bash: echo slow-started.* killed" "the tool call shows it was killed"
@@ -67,6 +68,8 @@ $T send-keys -t c q
 expect_screen c "Quit and kill everything" "q while running asks"
 $T send-keys -t c n
 $T send-keys -t c Escape
+expect_screen c "Esc again to interrupt the turn and kill 1 running execution" "Esc while a tool runs asks for a second"
+$T send-keys -t c Escape
 expect_screen c "session interrupted" "Esc interrupts" 5
 if pgrep -f "slow-started; sleep 60" >/dev/null; then fail "the interrupted process survived"; else pass; fi
 $T send-keys -t c q
@@ -81,7 +84,7 @@ $T resize-window -t d -x 70 -y 20
 expect_screen d "terminal too small" "below 80x24 a notice"
 $T resize-window -t d -x 160 -y 48
 expect_screen d "Where should this session's tools run" "drawn again after growing"
-$T send-keys -t d q
+$T send-keys -t d F10
 expect_screen d "EXITED 0" "quit from setup"
 
 # hostile output: no retitle, no clear; shown as visible escapes

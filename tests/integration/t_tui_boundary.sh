@@ -21,20 +21,20 @@ else
         expect_screen a "no cgroup here: limits per process only" \
                 "without cgroups: the sandbox choice says which limits fell back"
 fi
-$T send-keys -t a m
-expect_screen a "mode from  the setup screen \(m\)" "a flip names the setup screen"
+$T send-keys -t a F2
+expect_screen a "mode from  the setup screen \(F2\)" "a flip names the setup screen"
 expect_no_match "local: no per-process badge" "LIMITS PER PROCESS" "$(screen a | head -n 1)"
-$T send-keys -t a q
+$T send-keys -t a F10
 expect_screen a "EXITED 0" "quit from setup"
 
 start b 120x40 "XDG_CONFIG_HOME='$WORK/cfg' '$PROCTOR'"
 expect_screen b "mode from  config file $WORK/cfg/proctor/config.json" \
         "the setup screen names the config file that chose the mode"
 expect_screen b "\[x\] sandbox" "the config file's mode is selected"
-$T send-keys -t b q
+$T send-keys -t b F10
 expect_screen b "EXITED 0" "quit from setup"
 
 start c 120x40 "TOOL_EXECUTION_MODE=sandbox '$PROCTOR'"
 expect_screen c "mode from  TOOL_EXECUTION_MODE" "the setup screen names the environment"
-$T send-keys -t c q
+$T send-keys -t c F10
 finish

@@ -40,6 +40,7 @@ for mode in sandbox local; do
         $T send-keys -t $mode Escape
         $T send-keys -t $mode K
         expect_screen $mode "Kill 2 executions, cancel 4 queued calls\?" "$mode: K names both"
+        sleep 0.3
         $T send-keys -t $mode y
         expect_screen $mode "bash: echo q5-up; sleep .* cancelled" "$mode: queued calls are cancelled" 5
         expect_screen $mode "bash: echo q0-up; sleep .* killed" "$mode: running ones are killed" 5

@@ -1,0 +1,573 @@
+/* input: what the operator's keys, pastes and clicks do. Each key goes to
+ * exactly one place: the open help or dialog, else the prompt while it has
+ * the focus, else the screen's commands. Text (typed or pasted) never
+ * reaches a command key, and no printable key flips the mode. */
+#include "tui/app.h"
+
+#include <string.h>
+
+#include "tui/layout.h"
+
+/* Keys the terminal description does not name: the bracketed paste's
+ * markers, Ctrl-Left and Ctrl-Right (looked up at start). */
+#define KEY_PASTE_BEGIN (KEY_MAX + 1)
+#define KEY_PASTE_END   (KEY_MAX + 2)
+#define CONFIRM_MS      2000 /* a second Esc or Ctrl-C within this confirms */
+#define DIALOG_GUARD_MS 250  /* a dialog's y counts only after this long */
+
+static int key_ctrl_left = -1, key_ctrl_right = -1;
+
+static int extended_key(const char *cap)
+{
+        char *s = tigetstr((char *)cap);
+
+        if (s == NULL || s == (char *)-1)
+                return -1;
+        return key_defined(s) > 0 ? key_defined(s) : -1;
+}
+
+void input_setup(void)
+{
+        define_key("\033[200~", KEY_PASTE_BEGIN);
+        define_key("\033[201~", KEY_PASTE_END);
+        key_ctrl_left = extended_key("kLFT5");
+        key_ctrl_right = extended_key("kRIT5");
+}
+
+/* ---- the prompt ---- */
+
+static bool prompt_focused(const struct app *a)
+{
+        if (a->replay)
+                return false;
+        return a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing;
+}
+
+/* Gives the prompt the focus, for text that must land there. */
+static void focus_prompt(struct app *a)
+{
+        if (a->screen == SCREEN_SETUP)
+                a->setup_focus = SETUP_PROMPT;
+        else
+                a->typing = true;
+}
+
+static void insert_char(struct app *a, wint_t ch)
+{
+        char mb[MB_LEN_MAX + 1];
+        int n = wctomb(mb, (wchar_t)ch);
+
+        if (n > 0)
+                prompt_insert(&a->prompt, mb, (size_t)n);
+}
+
+/* Enter in the prompt: start the session, send the follow-up, or queue it
+ * while a turn runs. */
+static void submit(struct app *a)
+{
+        if (!prompt_has_text(&a->prompt)) {
+                snprintf(a->status, sizeof(a->status), "type a prompt first");
+                return;
+        }
+        if (a->busy) {
+                app_queue_prompt(a);
+                return;
+        }
+        app_start_prompt(a);
+}
+
+/* Keys with a meaning in the prompt; false sends the key on to the
+ * screen's commands (function keys, paging, the mouse). */
+static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
+{
+        static const struct {
+                wint_t key;
+                bool code;
+                enum prompt_edit edit;
+        } edits[] = {
+            {KEY_LEFT, true, PROMPT_LEFT},
+            {KEY_RIGHT, true, PROMPT_RIGHT},
+            {KEY_HOME, true, PROMPT_HOME},
+            {KEY_END, true, PROMPT_END},
+            {KEY_BACKSPACE, true, PROMPT_BACKSPACE},
+            {KEY_DC, true, PROMPT_DELETE},
+            {KEY_UP, true, PROMPT_UP},
+            {KEY_DOWN, true, PROMPT_DOWN},
+            {2, false, PROMPT_LEFT},  /* Ctrl-B */
+            {6, false, PROMPT_RIGHT}, /* Ctrl-F */
+            {1, false, PROMPT_HOME},  /* Ctrl-A */
+            {5, false, PROMPT_END},   /* Ctrl-E */
+            {127, false, PROMPT_BACKSPACE},
+            {8, false, PROMPT_BACKSPACE},
+            {4, false, PROMPT_DELETE},      /* Ctrl-D */
+            {21, false, PROMPT_KILL_START}, /* Ctrl-U */
+            {11, false, PROMPT_KILL_END},   /* Ctrl-K */
+            {23, false, PROMPT_KILL_WORD},  /* Ctrl-W */
+            {16, false, PROMPT_UP},         /* Ctrl-P */
+            {14, false, PROMPT_DOWN},       /* Ctrl-N */
+        };
+        bool code = kind == KEY_CODE_YES;
+        size_t i;
+
+        if (alt && !code) {
+                if (ch == '\r' || ch == '\n')
+                        prompt_insert(&a->prompt, "\n", 1);
+                else if (ch == 'b' || ch == 'B')
+                        prompt_edit(&a->prompt, PROMPT_WORD_LEFT);
+                else if (ch == 'f' || ch == 'F')
+                        prompt_edit(&a->prompt, PROMPT_WORD_RIGHT);
+                else if (ch == 127 || ch == 8)
+                        prompt_edit(&a->prompt, PROMPT_KILL_WORD);
+                return true; /* other Alt keys do nothing here */
+        }
+        if (code && (int)ch == key_ctrl_left)
+                return prompt_edit(&a->prompt, PROMPT_WORD_LEFT), true;
+        if (code && (int)ch == key_ctrl_right)
+                return prompt_edit(&a->prompt, PROMPT_WORD_RIGHT), true;
+        for (i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
+                if (edits[i].key == ch && edits[i].code == code) {
+                        prompt_edit(&a->prompt, edits[i].edit);
+                        return true;
+                }
+        if (code) {
+                if (ch == KEY_ENTER) {
+                        submit(a);
+                        return true;
+                }
+                return false;
+        }
+        switch (ch) {
+        case '\r':
+                submit(a);
+                return true;
+        case '\n':
+                /* Ctrl-J: a new line, as Alt-Enter; but keys typed before
+                 * the terminal was set up had Enter turned into "\n" */
+                if (a->early_input)
+                        submit(a);
+                else
+                        prompt_insert(&a->prompt, "\n", 1);
+                return true;
+        case 27:
+                if (a->screen == SCREEN_SETUP)
+                        a->setup_focus = SETUP_MODE;
+                else
+                        a->typing = false; /* the text stays for later */
+                return true;
+        case '\t':
+                if (a->screen == SCREEN_SETUP) {
+                        a->setup_focus = SETUP_MODE;
+                        return true;
+                }
+                return false; /* panes still take Tab while typing */
+        }
+        if (ch >= 32)
+                insert_char(a, ch);
+        return true; /* other control keys never fall through to commands */
+}
+
+/* ---- the setup screen ---- */
+
+/* The mode cards have the focus: arrows and space flip, Tab or Esc go back
+ * to the prompt, and any other text goes to the prompt. */
+static void key_setup_mode(struct app *a, int kind, wint_t ch)
+{
+        if (kind == KEY_CODE_YES) {
+                if (ch == KEY_LEFT || ch == KEY_RIGHT || ch == KEY_UP || ch == KEY_DOWN)
+                        app_flip_mode(a);
+                else if (ch == KEY_BTAB)
+                        a->setup_focus = SETUP_PROMPT;
+                else if (ch == KEY_ENTER)
+                        submit(a);
+                return;
+        }
+        if (ch == ' ') {
+                app_flip_mode(a);
+        } else if (ch == '\t' || ch == 27) {
+                a->setup_focus = SETUP_PROMPT;
+        } else if (ch == '\r') {
+                a->setup_focus = SETUP_PROMPT;
+                if (prompt_has_text(&a->prompt))
+                        submit(a);
+        } else if (ch > 32) {
+                a->setup_focus = SETUP_PROMPT;
+                insert_char(a, ch);
+        }
+}
+
+/* ---- dialogs ---- */
+
+static void key_dialog(struct app *a, int kind, wint_t ch)
+{
+        enum dialog d = a->dialog;
+
+        if (kind != KEY_CODE_YES && (ch == 'y' || ch == 'Y')) {
+                /* typed-ahead text ("ky...") must not confirm a kill */
+                if (app_now_ms() - a->dialog_ms < DIALOG_GUARD_MS)
+                        return;
+        } else {
+                if (kind == KEY_CODE_YES && ch == KEY_MOUSE)
+                        return;
+                a->dialog = DIALOG_NONE;
+                return;
+        }
+        a->dialog = DIALOG_NONE;
+        if (d == DIALOG_KILL) {
+                if (session_kill_exec(a->s, a->dialog_exec) == 0)
+                        snprintf(a->status, sizeof(a->status), "killed execution #%llu",
+                                 (unsigned long long)a->dialog_exec);
+                else
+                        snprintf(a->status, sizeof(a->status), "execution #%llu had ended",
+                                 (unsigned long long)a->dialog_exec);
+        } else if (d == DIALOG_KILL_ALL) {
+                unsigned cancelled, killed = session_kill_all(a->s, &cancelled);
+                if (cancelled > 0)
+                        snprintf(a->status, sizeof(a->status),
+                                 "killed %u executions, cancelled %u queued calls", killed,
+                                 cancelled);
+                else
+                        snprintf(a->status, sizeof(a->status), "killed %u executions", killed);
+        } else if (d == DIALOG_QUIT) {
+                app_quit(a, 0);
+        }
+}
+
+static void open_dialog(struct app *a, enum dialog d)
+{
+        a->dialog = d;
+        a->dialog_ms = app_now_ms();
+}
+
+/* ---- lists and the mouse ---- */
+
+static void move_sel(struct app *a, long delta)
+{
+        long n;
+
+        if (a->detail.open) {
+                detail_scroll(a, delta);
+        } else if (a->focus == PANE_TRANSCRIPT) {
+                a->scroll -= delta;
+                if (a->scroll < 0)
+                        a->scroll = 0;
+        } else {
+                n = app_pane_items(a, a->focus);
+                a->sel[a->focus] += delta;
+                if (a->sel[a->focus] >= n)
+                        a->sel[a->focus] = n - 1;
+                if (a->sel[a->focus] < 0)
+                        a->sel[a->focus] = n > 0 ? 0 : -1;
+                /* back on the newest item: follow new ones again */
+                a->follow[a->focus] = a->sel[a->focus] == n - 1;
+        }
+}
+
+/* The pane and item under a screen cell, as last drawn; false for none. */
+static bool item_at(struct app *a, int y, int x, enum pane *p, long *item)
+{
+        struct layout l;
+        int k;
+
+        layout_compute(COLS, LINES, (enum layout_pane)a->focus, &l);
+        k = layout_pane_at(&l, y, x);
+        if (k < 0)
+                return false;
+        *p = (enum pane)k;
+        *item = y >= 0 && y < HIT_ROWS ? a->hit[k][y] : -1;
+        return true;
+}
+
+static void click_setup(struct app *a, const MEVENT *m)
+{
+        struct layout_setup ls;
+
+        layout_setup_compute(COLS, &ls);
+        if (m->y >= ls.local.y && m->y < ls.local.y + ls.local.h) {
+                if (m->x >= ls.local.x && m->x < ls.local.x + ls.local.w && a->mode != EXEC_LOCAL)
+                        app_flip_mode(a);
+                else if (m->x >= ls.sandbox.x && m->x < ls.sandbox.x + ls.sandbox.w &&
+                         a->mode != EXEC_SANDBOX)
+                        app_flip_mode(a);
+        } else if (m->y == LINES - 1) {
+                a->setup_focus = SETUP_PROMPT;
+        }
+}
+
+/* Click: on a pane, focus it; on a row, select it; on the selected row
+ * (or a double click), open its details. Wheel: scroll what is under the
+ * pointer (the details when open). */
+static void key_mouse(struct app *a)
+{
+        MEVENT m;
+        enum pane p;
+        long item;
+        bool click, dbl;
+
+        if (getmouse(&m) != OK)
+                return;
+        click = (m.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)) != 0;
+        dbl = (m.bstate & BUTTON1_DOUBLE_CLICKED) != 0;
+        if (a->screen == SCREEN_SETUP) {
+                if (click || dbl)
+                        click_setup(a, &m);
+                return;
+        }
+        if (a->detail.open) {
+                if (m.bstate & BUTTON4_PRESSED)
+                        detail_scroll(a, -3);
+                else if (m.bstate & BUTTON5_PRESSED)
+                        detail_scroll(a, 3);
+                return;
+        }
+        if (!item_at(a, m.y, m.x, &p, &item))
+                return;
+        if (m.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+                a->focus = p;
+                move_sel(a, m.bstate & BUTTON4_PRESSED ? -3 : 3);
+                return;
+        }
+        if (!click && !dbl)
+                return;
+        if (item >= 0 && (dbl || (a->focus == p && a->sel[p] == item))) {
+                a->focus = p;
+                a->sel[p] = item;
+                detail_open(a);
+                return;
+        }
+        a->focus = p;
+        if (item >= 0) {
+                long n = app_pane_items(a, p);
+                a->sel[p] = item;
+                a->follow[p] = item == n - 1;
+        }
+}
+
+/* ---- the live view's commands ---- */
+
+/* Esc: close the details, else interrupt the turn; while tools run, only
+ * a second Esc within CONFIRM_MS interrupts (it kills them). */
+static void key_escape(struct app *a)
+{
+        unsigned running;
+
+        if (a->detail.open) {
+                detail_close(a);
+                return;
+        }
+        if (!a->busy)
+                return;
+        running = app_running(a, NULL);
+        if (running > 0 && app_now_ms() - a->esc_ms > CONFIRM_MS) {
+                a->esc_ms = app_now_ms();
+                snprintf(a->status, sizeof(a->status),
+                         "Esc again to interrupt the turn and kill %u running execution%s", running,
+                         running == 1 ? "" : "s");
+                return;
+        }
+        a->esc_ms = 0;
+        session_interrupt(a->s);
+}
+
+static void key_kill(struct app *a)
+{
+        const char *why = NULL;
+
+        a->dialog_exec = app_kill_target(a, &why);
+        if (a->dialog_exec != 0)
+                open_dialog(a, DIALOG_KILL);
+        else
+                snprintf(a->status, sizeof(a->status), "%s", why);
+}
+
+static void key_paging(struct app *a, wint_t ch)
+{
+        switch (ch) {
+        case KEY_UP:
+                move_sel(a, -1);
+                break;
+        case KEY_DOWN:
+                move_sel(a, 1);
+                break;
+        case KEY_PPAGE:
+                move_sel(a, -(LINES / 2));
+                break;
+        case KEY_NPAGE:
+                move_sel(a, LINES / 2);
+                break;
+        case KEY_HOME:
+                move_sel(a, -1000000);
+                break;
+        case KEY_END:
+                move_sel(a, 1000000);
+                break;
+        case KEY_BTAB:
+                a->focus = (enum pane)((a->focus + PANE_COUNT - 1) % PANE_COUNT);
+                break;
+        }
+}
+
+static void key_live(struct app *a, wint_t ch)
+{
+        unsigned queued;
+
+        if (a->replay && replay_key(a, ch))
+                return;
+        switch (ch) {
+        case 'q':
+                if (a->busy)
+                        open_dialog(a, DIALOG_QUIT);
+                else
+                        app_quit(a, 0);
+                break;
+        case '?':
+                a->help = true;
+                break;
+        case 'm':
+                app_flip_mode(a);
+                break;
+        case '\t':
+                a->focus = (enum pane)((a->focus + 1) % PANE_COUNT);
+                break;
+        case '\n':
+        case '\r':
+                if (!a->detail.open && !detail_open(a))
+                        snprintf(a->status, sizeof(a->status),
+                                 "nothing selected: Tab to the tool calls or executions");
+                break;
+        case 27:
+                key_escape(a);
+                break;
+        case 'k':
+                key_kill(a);
+                break;
+        case 'K':
+                if (app_running(a, &queued) > 0 || queued > 0)
+                        open_dialog(a, DIALOG_KILL_ALL);
+                else
+                        snprintf(a->status, sizeof(a->status), "nothing is running");
+                break;
+        case 'i':
+                a->typing = true;
+                if (a->busy)
+                        snprintf(a->status, sizeof(a->status),
+                                 "a turn is running: Enter queues the message for when it ends");
+                break;
+        case 'n':
+                app_new_session(a);
+                break;
+        case 't':
+                app_next_theme(a);
+                break;
+        }
+}
+
+/* Function keys that act on every screen. */
+static bool key_global(struct app *a, int kind, wint_t ch)
+{
+        if (kind != KEY_CODE_YES)
+                return false;
+        if (ch == KEY_F(1)) {
+                a->help = true;
+        } else if (ch == KEY_F(2)) {
+                app_flip_mode(a);
+        } else if (ch == KEY_F(10)) {
+                if (a->busy)
+                        open_dialog(a, DIALOG_QUIT);
+                else
+                        app_quit(a, 0);
+        } else {
+                return false;
+        }
+        return true;
+}
+
+static void key(struct app *a, int kind, wint_t ch, bool alt)
+{
+        if (kind == KEY_CODE_YES && ch == KEY_RESIZE)
+                return;
+        if (kind != KEY_CODE_YES && ch == 12) { /* Ctrl-L */
+                clearok(curscr, TRUE);
+                return;
+        }
+        /* nothing on screen to act on: keys must not act unseen */
+        if (COLS < LAYOUT_MIN_COLS || LINES < LAYOUT_MIN_ROWS)
+                return;
+        if (a->help) {
+                a->help = false;
+                return;
+        }
+        if (a->dialog != DIALOG_NONE) {
+                key_dialog(a, kind, ch);
+                return;
+        }
+        if (kind == KEY_CODE_YES && ch == KEY_MOUSE) {
+                key_mouse(a);
+                return;
+        }
+        if (prompt_focused(a) && key_prompt(a, kind, ch, alt))
+                return;
+        if (key_global(a, kind, ch))
+                return;
+        if (a->screen == SCREEN_SETUP) {
+                if (a->setup_focus == SETUP_MODE)
+                        key_setup_mode(a, kind, ch);
+                return;
+        }
+        a->status[0] = '\0';
+        if (kind == KEY_CODE_YES)
+                key_paging(a, ch);
+        else if (!alt)
+                key_live(a, ch);
+}
+
+/* A bracketed paste: text for the prompt, whatever the screen. */
+static void paste_char(struct app *a, int kind, wint_t ch)
+{
+        if (a->replay)
+                return;
+        focus_prompt(a);
+        if (kind == KEY_CODE_YES)
+                ch = ch == KEY_ENTER ? '\n' : 0;
+        if (ch == '\r' || ch == '\n' || ch == '\t' || ch >= 32)
+                insert_char(a, ch == '\r' ? '\n' : ch);
+}
+
+void input_read(struct app *a)
+{
+        wint_t ch, next;
+        int kind, k2;
+        bool pasted = false;
+
+        while ((kind = get_wch(&ch)) != ERR) {
+                if (kind == KEY_CODE_YES && (ch == KEY_PASTE_BEGIN || ch == KEY_PASTE_END)) {
+                        a->pasting = ch == KEY_PASTE_BEGIN;
+                        if (a->pasting)
+                                focus_prompt(a);
+                        pasted = true;
+                        continue;
+                }
+                /* After a paste, the rest of its read stays text too: a
+                 * pasted end marker must not turn the tail into keys. */
+                if (a->pasting || (pasted && kind != KEY_CODE_YES && ch >= 32)) {
+                        paste_char(a, kind, ch);
+                        continue;
+                }
+                /* Alt-x arrives as Esc and x together, a lone Esc alone;
+                 * only the prompt has Alt keys (elsewhere Esc, then x) */
+                if (kind != KEY_CODE_YES && ch == 27 && prompt_focused(a) &&
+                    (k2 = get_wch(&next)) != ERR) {
+                        if (k2 == KEY_CODE_YES || next == 27) {
+                                key(a, kind, ch, false);
+                                key(a, k2, next, false);
+                        } else {
+                                key(a, k2, next, true);
+                        }
+                } else {
+                        key(a, kind, ch, false);
+                }
+                if (a->done)
+                        return;
+        }
+        a->early_input = false;
+        app_mark_dirty(a);
+}

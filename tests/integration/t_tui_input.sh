@@ -174,8 +174,9 @@ $T send-keys -t a Space
 expect_screen a "\[x\] sandbox" "space flips back"
 $T send-keys -t a Tab F2
 expect_screen a "\[x\] local" "F2 flips from the prompt"
-$T send-keys -t a F2
 expect_screen a "mode from  the setup screen \(F2\)" "the flip is named"
+$T send-keys -t a F2
+expect_screen a "mode from  --mode" "flipped back, the mode is --mode's again"
 $T send-keys -t a F1
 expect_screen a "keys \(any key closes\)" "F1 opens the help"
 $T send-keys -t a x

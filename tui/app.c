@@ -592,14 +592,16 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- entry ---- */
 
-/* The bundled themes (tui/datadir.c); when there are none, the status says
- * where they were looked for. */
+/* The bundled themes (tui/datadir.c); when there are none, and
+ * PROCTOR_THEMES_DIR (theme.c) names no others, the status says where they
+ * were looked for. */
 void app_find_themes_dir(struct app *a)
 {
+        const char *env = getenv("PROCTOR_THEMES_DIR");
         char why[sizeof(a->status)];
 
         if (datadir_themes(a->themes_dir, sizeof(a->themes_dir), why, sizeof(why)) < 0 &&
-            a->status[0] == '\0')
+            (env == NULL || env[0] == '\0') && a->status[0] == '\0')
                 snprintf(a->status, sizeof(a->status), "%s", why);
 }
 

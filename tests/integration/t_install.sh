@@ -8,8 +8,10 @@
 
 DEST=$WORK/root
 P=$DEST/usr/local
-# -o proctor: install the binary as built; nothing is compiled here
-out=$(make -C "$TOP" --no-print-directory -o proctor install DESTDIR="$DEST" PREFIX=/usr/local 2>&1)
+# -o proctor: install the binary as built; nothing is compiled here. The
+# flags of a make this runs under (make test) are not this make's.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP" --no-print-directory "$@"; }
+out=$(mk -o proctor install DESTDIR="$DEST" PREFIX=/usr/local 2>&1)
 rc=$?
 expect_eq "make install succeeds" 0 $rc
 expect_no_match "make install compiles nothing" '(^|[ /])(cc|gcc|clang) ' "$out"
@@ -145,7 +147,7 @@ expect_match "zsh: the commands" "replay +-- play a recorded session" \
 expect_match "zsh: --mode values" "local +sandbox" "$(complete_zsh "proctor exec --mode " sandbox)"
 
 # ---- uninstall ----
-out=$(make -C "$TOP" --no-print-directory uninstall DESTDIR="$DEST" PREFIX=/usr/local 2>&1)
+out=$(mk uninstall DESTDIR="$DEST" PREFIX=/usr/local 2>&1)
 expect_eq "make uninstall succeeds" 0 $?
 for f in bin/proctor share/man/man1/proctor.1 share/bash-completion/completions/proctor \
         share/zsh/site-functions/_proctor share/proctor/themes/default.theme; do
@@ -153,6 +155,6 @@ for f in bin/proctor share/man/man1/proctor.1 share/bash-completion/completions/
 done
 check "a theme added by hand stays" test -f "$P/share/proctor/themes/zz-marker.theme"
 rm "$P/share/proctor/themes/zz-marker.theme"
-make -C "$TOP" --no-print-directory uninstall DESTDIR="$DEST" PREFIX=/usr/local >/dev/null 2>&1
+mk uninstall DESTDIR="$DEST" PREFIX=/usr/local >/dev/null 2>&1
 check "uninstall removes the emptied data directory" test ! -e "$P/share/proctor"
 finish

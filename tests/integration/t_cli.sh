@@ -74,7 +74,7 @@ give_away "$WORK/trace.jsonl"
 refused() { # NAME TERM-ASSIGNMENT PROCTOR-ARGS...
         local name=$1 term=$2
         shift 2
-        start "$name" 200x30 "s1=\$(stty -g); env $term $PROCTOR $* </dev/tty; r=\$?; \
+        start "$name" 200x30 "s1=\$(stty -g); env $term $PROCTOR $*; r=\$?; \
                 [ \"\$s1\" = \"\$(stty -g)\" ] && echo MODES-KEPT; (exit \$r)"
 }
 refused dumb TERM=dumb

@@ -10,9 +10,20 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 VERSION := 0.1.0
+# `make install` puts the binary, the bundled themes, the man page and the
+# shell completions under $(DESTDIR)$(PREFIX). The binary finds the themes
+# from where it is installed (BIN/../share/proctor/themes), or at DATADIR,
+# compiled in, when it is copied elsewhere.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/proctor
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow -Wvla
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DPROCTOR_VERSION='"$(VERSION)"' \
+              -DPROCTOR_DATADIR='"$(DATADIR)"' \
               -I. -Ibuild/gen $(PKG_CFLAGS) $(CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # Every shared library costs each process its mapping and symbol binding
@@ -52,7 +63,8 @@ FUZZ_WARN   := -Wno-string-plus-int
 FUZZ_OBJ    := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
 FUZZERS     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all deps test unit unit-asan integration bench fuzz format format-check run clean screenshots
+.PHONY: all deps test unit unit-asan integration bench fuzz format format-check run clean screenshots \
+        install uninstall FORCE
 
 all: proctor
 
@@ -84,6 +96,14 @@ build/gen/seccomp_policy.inc: build/gen/seccomp_gen
 
 build/obj/exec/seccomp.o build/asan/exec/seccomp.o build/fuzz/obj/exec/seccomp.o: \
         build/gen/seccomp_policy.inc
+
+# Only tui/datadir.c uses PROCTOR_DATADIR: it is rebuilt when DATADIR (or
+# PREFIX) differs from the last build's, which the stamp records.
+build/gen/datadir.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' >$@
+
+build/obj/tui/datadir.o build/asan/tui/datadir.o build/fuzz/obj/tui/datadir.o: build/gen/datadir.stamp
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -167,6 +187,23 @@ format:
 
 format-check:
 	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h) && echo "format-check: ok"
+
+install: proctor
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/themes $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 proctor $(DESTDIR)$(BINDIR)/proctor
+	install -m 644 themes/*.theme $(DESTDIR)$(DATADIR)/themes/
+	install -m 644 docs/proctor.1 $(DESTDIR)$(MANDIR)/man1/proctor.1
+	install -m 644 completions/proctor.bash $(DESTDIR)$(BASHCOMPDIR)/proctor
+	install -m 644 completions/_proctor $(DESTDIR)$(ZSHCOMPDIR)/_proctor
+
+# Removes what install put there, and the themes directories when that
+# leaves them empty (a theme added there by hand stays).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/proctor $(DESTDIR)$(MANDIR)/man1/proctor.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/proctor $(DESTDIR)$(ZSHCOMPDIR)/_proctor \
+		$(addprefix $(DESTDIR)$(DATADIR)/themes/,$(notdir $(wildcard themes/*.theme)))
+	rmdir $(DESTDIR)$(DATADIR)/themes $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 clean:
 	rm -rf build proctor

@@ -25,9 +25,13 @@ static void print_help(void)
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor --help | --version\n\n"
-               "options:\n%s\n"
-               "'proctor COMMAND --help' describes one command.\n",
-               PROCTOR_VERSION, options_help);
+               "options (every command):\n%s\n"
+               "a session's options (the supervisor and run):\n%s%s\n"
+               "the screen's options (the supervisor and replay):\n%s"
+               "  --speed N|max               replay: N times as fast as recorded, or max\n\n"
+               "'proctor COMMAND --help' describes one command; 'man proctor' all of them.\n",
+               PROCTOR_VERSION, options_help, options_help_session, options_help_agent,
+               options_help_screen);
 }
 
 static int dispatch(int argc, char **argv);

@@ -34,6 +34,20 @@ const char options_help_session[] =
     "                              sandboxes (default: max-parallel x memory, at\n"
     "                              most half of the host's memory)\n";
 
+const char options_help_agent[] =
+    "  --model SPEC                demo (the default without an API key),\n"
+    "                              script:FILE.jsonl or openai:MODEL\n"
+    "  --base-url URL              OpenAI-compatible endpoint (env PROCTOR_BASE_URL)\n"
+    "  --max-iterations N          turns before the session stops (default 100)\n"
+    "  --trace FILE                where the session's events go (default\n"
+    "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
+    "  --config FILE               config file (default $XDG_CONFIG_HOME/proctor/config.json)\n";
+
+const char options_help_screen[] =
+    "  --theme NAME|PATH           colours: a bundled or user theme, or a theme file\n"
+    "                              (t cycles them at run time)\n"
+    "  --no-color                  monochrome (also when NO_COLOR is set)\n";
+
 void options_builtin(struct options *o)
 {
         memset(o, 0, sizeof(*o));

@@ -53,5 +53,9 @@ const char *options_mode_name(enum exec_isolation m);
 extern const char options_help[];
 /* The options that bound a whole session (run and the supervisor). */
 extern const char options_help_session[];
+/* The model, the trace and the config file of a session. */
+extern const char options_help_agent[];
+/* How the supervisor and replay draw: --theme, --no-color. */
+extern const char options_help_screen[];
 
 #endif

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "tui/datadir.h"
 #include "tui/draw.h"
 #include "tui/layout.h"
+#include "tui/terminal.h"
 #include "tui/tui.h"
 
 struct app *app_current; /* for the crash handler only */
@@ -456,27 +458,17 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- entry ---- */
 
-/* The bundled themes: beside the binary, or up to two levels above it (a
- * build kept in build/asan/ of a checkout), else the installed ones. */
+/* The bundled themes (tui/datadir.c); when there are none, and
+ * PROCTOR_THEMES_DIR (theme.c) names no others, the status says where they
+ * were looked for. */
 void app_find_themes_dir(struct app *a)
 {
-        char exe[PATH_MAX - 32], probe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        char *slash;
-        int up;
+        const char *env = getenv("PROCTOR_THEMES_DIR");
+        char why[sizeof(a->status)];
 
-        snprintf(a->themes_dir, sizeof(a->themes_dir), "/usr/share/proctor/themes");
-        if (n <= 0)
-                return;
-        exe[n] = '\0';
-        for (up = 0; up < 3 && (slash = strrchr(exe, '/')) != NULL; up++) {
-                *slash = '\0';
-                snprintf(probe, sizeof(probe), "%s/themes/default.theme", exe);
-                if (access(probe, R_OK) == 0) {
-                        snprintf(a->themes_dir, sizeof(a->themes_dir), "%s/themes", exe);
-                        return;
-                }
-        }
+        if (datadir_themes(a->themes_dir, sizeof(a->themes_dir), why, sizeof(why)) < 0 &&
+            (env == NULL || env[0] == '\0') && a->status[0] == '\0')
+                snprintf(a->status, sizeof(a->status), "%s", why);
 }
 
 static int init_app(struct app *a, int argc, char **argv, char *err, size_t errlen)
@@ -553,16 +545,10 @@ static void print_help(void)
 {
         printf("usage: proctor [options]\n\n"
                "Opens the supervisor on its setup screen: pick where tools run (m), type a\n"
-               "prompt, Enter. The options below are the screen's starting values.\n\n"
-               "options:\n%s%s"
-               "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
-               "  --base-url URL              OpenAI-compatible endpoint\n"
-               "  --max-iterations N          turns before the session stops\n"
-               "  --trace FILE                where the session's events go\n"
-               "  --theme NAME|PATH           colours (t cycles them at run time)\n"
-               "  --no-color                  monochrome (also NO_COLOR)\n"
-               "  --config FILE               config file\n",
-               options_help, options_help_session);
+               "prompt, Enter. The options below are the screen's starting values; ? on the\n"
+               "screen lists the keys.\n\n"
+               "options:\n%s%s%s%s",
+               options_help, options_help_session, options_help_agent, options_help_screen);
 }
 
 int tui_main(int argc, char **argv)
@@ -585,9 +571,11 @@ int tui_main(int argc, char **argv)
                 uv_loop_close(&loop);
                 return a.o.help ? 0 : 2;
         }
-        if (!isatty(0) || !isatty(1)) {
-                fprintf(stderr, "proctor: the supervisor needs a terminal; for scripts use "
-                                "'proctor run' (try 'proctor --help')\n");
+        if (terminal_check(err, sizeof(err)) < 0) {
+                fprintf(stderr,
+                        "proctor: %s; for a session without a screen use 'proctor run' "
+                        "(try 'proctor --help')\n",
+                        err);
                 close_session(&a);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);

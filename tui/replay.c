@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "tui/draw.h"
+#include "tui/terminal.h"
 #include "tui/tui.h"
 
 static uint64_t event_ms(const json_t *ev)
@@ -88,6 +89,27 @@ static int load_trace(struct app *a, const char *path, char *err, size_t errlen)
         return 0;
 }
 
+static const char usage[] =
+    "usage: proctor replay [--speed N|max] [--theme NAME|PATH] [--no-color] TRACE\n"
+    "       proctor replay --summary TRACE\n";
+
+static void print_help(void)
+{
+        printf("%s\n"
+               "Plays a recorded session (a trace: JSON lines, one event each) in the\n"
+               "supervisor's live view, read-only: nothing is executed again. --summary\n"
+               "prints what happened instead, as text.\n\n"
+               "options:\n"
+               "  --speed N|max               N times as fast as recorded (default 1; idle\n"
+               "                              stretches shortened to 2 s), or max: all at once\n"
+               "%s"
+               "  --config FILE               config file (its theme)\n"
+               "  -h, --help                  show this help\n\n"
+               "keys: space pauses and resumes, s steps one event while paused, Tab focus,\n"
+               "Enter details, t theme, ? help, q quits.\n",
+               usage, options_help_screen);
+}
+
 int tui_replay_main(int argc, char **argv)
 {
         struct app a;
@@ -98,11 +120,14 @@ int tui_replay_main(int argc, char **argv)
 
         memset(&a, 0, sizeof(a));
         setlocale(LC_ALL, "");
-        if (config_resolve(argc, argv, &a.o, err, sizeof(err)) < 0 || a.o.argi != argc - 1) {
-                fprintf(stderr,
-                        "proctor replay: %s\nusage: proctor replay [--speed N|max] TRACE"
-                        "\n       proctor replay --summary TRACE\n",
-                        a.o.argi != argc - 1 && err[0] == '\0' ? "give one trace file" : err);
+        rc = config_resolve(argc, argv, &a.o, err, sizeof(err));
+        if (rc == 0 && a.o.help) {
+                print_help();
+                return 0;
+        }
+        if (rc < 0 || a.o.argi != argc - 1) {
+                fprintf(stderr, "proctor replay: %s\n%s(try 'proctor replay --help')\n",
+                        rc < 0 ? err : "give one trace file", usage);
                 return 2;
         }
         a.speed = 1.0;
@@ -122,8 +147,9 @@ int tui_replay_main(int argc, char **argv)
                 free(a.events);
                 return 2;
         }
-        if (!isatty(0) || !isatty(1)) {
-                fprintf(stderr, "proctor replay: needs a terminal (try --summary)\n");
+        if (terminal_check(err, sizeof(err)) < 0) {
+                fprintf(stderr, "proctor replay: %s; for text use 'proctor replay --summary'\n",
+                        err);
                 rc = 2;
                 goto out;
         }

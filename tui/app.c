@@ -544,8 +544,8 @@ void app_start_terminal(struct app *a)
 static void print_help(void)
 {
         printf("usage: proctor [options]\n\n"
-               "Opens the supervisor on its setup screen: pick where tools run (m), type a\n"
-               "prompt, Enter. The options below are the screen's starting values; ? on the\n"
+               "Opens the supervisor on its setup screen: pick where tools run (F2), type a\n"
+               "prompt, Enter. The options below are the screen's starting values; F1 on the\n"
                "screen lists the keys.\n\n"
                "options:\n%s%s%s%s",
                options_help, options_help_session, options_help_agent, options_help_screen);

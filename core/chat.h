@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 struct chat_tool_call {
-        char *id; /* from the model, or "call_<n>" when it sent none */
+        char *id; /* from the model, or "call_p<n>" (unique in the process) when it sent none */
         char *name;
         char *arguments; /* raw JSON text as streamed; may be invalid JSON */
 };
@@ -25,6 +25,7 @@ struct chat_message {
         size_t ncalls;
         struct chat_usage usage;
         char *finish_reason; /* NULL when not reported */
+        bool refusal;        /* content is the model's refusal ("refusal" deltas) */
 };
 
 void chat_message_free(struct chat_message *m);
@@ -42,6 +43,14 @@ void chat_stream_free(struct chat_stream *s);
  * object, whose message goes to err). */
 int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err,
                       size_t errlen);
+
+/* After chat_stream_chunk failed on an "error" payload: that payload (an
+ * object or a string), for its code; NULL otherwise. Valid until the next
+ * chunk. */
+const json_t *chat_stream_error(const struct chat_stream *s);
+
+/* The finish_reason received so far; NULL while none came. */
+const char *chat_stream_finish_reason(const struct chat_stream *s);
 
 /* Moves the assembled message out (tool calls in index order). */
 void chat_stream_take(struct chat_stream *s, struct chat_message *out);

@@ -18,6 +18,7 @@
 
 #include "core/config.h"
 #include "core/options.h"
+#include "core/provider.h"
 #include "exec/env.h"
 
 #define REDACTED       "[redacted]"
@@ -275,7 +276,8 @@ void trace_close(struct trace *t)
         free(t);
 }
 
-/* The API key values in the environment now (a key may be set late). */
+/* The API key values in the environment now (a key may be set late), as
+ * the provider sends them: without a trailing newline. */
 struct keys {
         const char *v[3];
         size_t len[3];
@@ -290,9 +292,9 @@ static void keys_load(struct keys *k)
         k->n = 0;
         for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
                 const char *v = getenv(vars[i]);
-                if (v != NULL && v[0] != '\0') {
+                if (v != NULL && provider_key_length(v) > 0) {
                         k->v[k->n] = v;
-                        k->len[k->n++] = strlen(v);
+                        k->len[k->n++] = provider_key_length(v);
                 }
         }
 }

@@ -709,8 +709,9 @@ static void http_failed(struct oai *p)
                                                            "http://host:port/v1"
                                                          : "");
         } else {
-                snprintf(why, sizeof(why), "HTTP %d%s%s%s%s%s", st, p->reason[0] ? " " : "",
-                         p->reason, text[0] ? ": " : "", text,
+                /* the reason phrase says more than nothing, less than the server's text */
+                snprintf(why, sizeof(why), "HTTP %d%s%s%s%s%s", st, !text[0] && p->reason[0] ? " " : "",
+                         text[0] ? "" : p->reason, text[0] ? ": " : "", text,
                          st == 401                 ? " (check the API key)"
                          : !f.retry && st == 429   ? " (the account is out of quota: check its "
                                                      "plan and billing)"

@@ -81,10 +81,10 @@ struct oai {
         enum body_kind kind;
         char *raw; /* JSON or error body */
         size_t raw_len, raw_cap;
-        size_t pos;    /* bytes of text this attempt streamed */
-        bool done;     /* [DONE] arrived */
-        bool chunks;   /* at least one chunk parsed */
-        char bad[384]; /* why the stream is unusable; "" while fine */
+        size_t pos;            /* bytes of text this attempt streamed */
+        bool done;             /* [DONE] arrived */
+        bool chunks;           /* at least one chunk parsed */
+        char bad[384];         /* why the stream is unusable; "" while fine */
         struct failure bad_as; /* how to handle it (bad_as.why is bad) */
 
         /* Parsing runs the caller's on_delta, which may cancel or free. */
@@ -303,8 +303,7 @@ static void attempt_failed(struct oai *p, const struct failure *f)
                 return;
         }
         delay = retry_delay(p, f);
-        snprintf(msg, sizeof(msg), "%s (attempt %u of %u)", f->why, p->attempt + 1,
-                 p->retries + 1);
+        snprintf(msg, sizeof(msg), "%s (attempt %u of %u)", f->why, p->attempt + 1, p->retries + 1);
         p->attempt++;
         timer_arm(p, JOB_RETRY, (uint64_t)delay);
         report(p, msg, f->status, delay, false);
@@ -417,16 +416,26 @@ static int code_status(const json_t *code)
                 const char *name;
                 int status;
         } names[] = {
-            {"invalid_api_key", 401},      {"authentication_error", 401},
-            {"unauthorized", 401},         {"permission_denied", 403},
-            {"permission_error", 403},     {"not_found", 404},
-            {"model_not_found", 404},      {"not_found_error", 404},
-            {"rate_limit_exceeded", 429},  {"rate_limit_error", 429},
-            {"too_many_requests", 429},    {"insufficient_quota", 429},
-            {"server_error", 500},         {"internal_error", 500},
-            {"internal_server_error", 500}, {"api_error", 500},
-            {"bad_gateway", 502},          {"overloaded", 503},
-            {"overloaded_error", 503},     {"service_unavailable", 503},
+            {"invalid_api_key", 401},
+            {"authentication_error", 401},
+            {"unauthorized", 401},
+            {"permission_denied", 403},
+            {"permission_error", 403},
+            {"not_found", 404},
+            {"model_not_found", 404},
+            {"not_found_error", 404},
+            {"rate_limit_exceeded", 429},
+            {"rate_limit_error", 429},
+            {"too_many_requests", 429},
+            {"insufficient_quota", 429},
+            {"server_error", 500},
+            {"internal_error", 500},
+            {"internal_server_error", 500},
+            {"api_error", 500},
+            {"bad_gateway", 502},
+            {"overloaded", 503},
+            {"overloaded_error", 503},
+            {"service_unavailable", 503},
             {"timeout", 504},
         };
         const char *s = json_string_value(code);
@@ -473,7 +482,8 @@ static void judge(struct oai *p, struct failure *f, const json_t *root)
         if (json_is_object(e) &&
             (names_quota(json_object_get(e, "code")) || names_quota(json_object_get(e, "type"))))
                 f->retry = false;
-        if (f->status == 503 && (json_is_number(eta) || (text != NULL && strstr(text, "loading")))) {
+        if (f->status == 503 &&
+            (json_is_number(eta) || (text != NULL && strstr(text, "loading")))) {
                 f->loading = true;
                 f->wait_ms = json_is_number(eta) ? (int64_t)(json_number_value(eta) * 1000) : -1;
                 if (f->wait_ms < 0)
@@ -701,22 +711,24 @@ static void http_failed(struct oai *p)
                          "redirects: use --base-url %s)",
                          st, p->location, base);
         } else if (st == 404) {
-                snprintf(why, sizeof(why), "HTTP 404 from %s%s%s (check the base URL and the model "
-                                           "name%s)",
+                snprintf(why, sizeof(why),
+                         "HTTP 404 from %s%s%s (check the base URL and the model "
+                         "name%s)",
                          p->url, text[0] ? ": " : "", text,
                          strstr(p->url, "/v1/") == NULL ? "; OpenAI-compatible servers usually "
-                                                           "answer under /v1, as in "
-                                                           "http://host:port/v1"
-                                                         : "");
+                                                          "answer under /v1, as in "
+                                                          "http://host:port/v1"
+                                                        : "");
         } else {
                 /* the reason phrase says more than nothing, less than the server's text */
-                snprintf(why, sizeof(why), "HTTP %d%s%s%s%s%s", st, !text[0] && p->reason[0] ? " " : "",
-                         text[0] ? "" : p->reason, text[0] ? ": " : "", text,
-                         st == 401                 ? " (check the API key)"
-                         : !f.retry && st == 429   ? " (the account is out of quota: check its "
-                                                     "plan and billing)"
+                snprintf(why, sizeof(why), "HTTP %d%s%s%s%s%s", st,
+                         !text[0] && p->reason[0] ? " " : "", text[0] ? "" : p->reason,
+                         text[0] ? ": " : "", text,
+                         st == 401                   ? " (check the API key)"
+                         : !f.retry && st == 429     ? " (the account is out of quota: check its "
+                                                       "plan and billing)"
                          : !text[0] && !p->reason[0] ? " (the server sent no error text)"
-                                                   : "");
+                                                     : "");
         }
         json_decref(root);
         attempt_failed(p, &f);
@@ -733,7 +745,8 @@ static void stream_complete(struct oai *p)
         else if (p->chunks && (p->done || chat_stream_finish_reason(p->stream) != NULL))
                 finish_message(p);
         else if (p->chunks)
-                fail_plain(p, "the stream ended before the answer did (no finish_reason, no [DONE])",
+                fail_plain(p,
+                           "the stream ended before the answer did (no finish_reason, no [DONE])",
                            true);
         else if (p->done)
                 fail_plain(p, "the server sent [DONE] and no answer", true);

@@ -180,7 +180,8 @@ class Handler(BaseHTTPRequestHandler):
         for i, part in enumerate(parts):
             if i > 0:
                 time.sleep(0.01)
-            self.raw_chunk(part.encode())
+            if part:  # an empty chunk would end the body
+                self.raw_chunk(part.encode())
         if self.step.get("raw_drop"):
             self.drop()
         else:

@@ -620,6 +620,24 @@ json_t *chat_request(const char *model, const json_t *messages, const json_t *to
         return body;
 }
 
+bool chat_finish_note(const char *reason, char *out, size_t len)
+{
+        if (len > 0)
+                out[0] = '\0';
+        if (reason == NULL || reason[0] == '\0' || strcmp(reason, "stop") == 0 ||
+            strcmp(reason, "tool_calls") == 0 || strcmp(reason, "function_call") == 0)
+                return false;
+        if (strcmp(reason, "length") == 0)
+                snprintf(out, len, "the answer is incomplete: it reached the model's token limit "
+                                   "(finish_reason length)");
+        else if (strcmp(reason, "content_filter") == 0)
+                snprintf(out, len, "the provider's content filter stopped the answer "
+                                   "(finish_reason content_filter)");
+        else
+                snprintf(out, len, "the answer ended with finish_reason %.40s", reason);
+        return true;
+}
+
 static json_t *tool_call_json(const struct chat_tool_call *c)
 {
         return json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", c->id != NULL ? c->id : "", "type",

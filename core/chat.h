@@ -59,6 +59,11 @@ void chat_stream_take(struct chat_stream *s, struct chat_message *out);
  * "stream": true, "stream_options": {"include_usage": true}}. */
 json_t *chat_request(const char *model, const json_t *messages, const json_t *tools);
 
+/* What an answer's ending means for whoever reads it, in words ("the
+ * answer is incomplete: ..." for "length"); false, with out empty, for
+ * the ordinary endings (stop, tool_calls, none reported). */
+bool chat_finish_note(const char *finish_reason, char *out, size_t len);
+
 /* The assistant message as it goes back into the conversation. */
 json_t *chat_message_json(const struct chat_message *m);
 

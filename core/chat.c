@@ -628,11 +628,13 @@ bool chat_finish_note(const char *reason, char *out, size_t len)
             strcmp(reason, "tool_calls") == 0 || strcmp(reason, "function_call") == 0)
                 return false;
         if (strcmp(reason, "length") == 0)
-                snprintf(out, len, "the answer is incomplete: it reached the model's token limit "
-                                   "(finish_reason length)");
+                snprintf(out, len,
+                         "the answer is incomplete: it reached the model's token limit "
+                         "(finish_reason length)");
         else if (strcmp(reason, "content_filter") == 0)
-                snprintf(out, len, "the provider's content filter stopped the answer "
-                                   "(finish_reason content_filter)");
+                snprintf(out, len,
+                         "the provider's content filter stopped the answer "
+                         "(finish_reason content_filter)");
         else
                 snprintf(out, len, "the answer ended with finish_reason %.40s", reason);
         return true;

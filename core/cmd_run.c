@@ -22,6 +22,7 @@ struct run {
         struct session *s;
         uv_signal_t sig[3];
         bool json, idle, at_line_start;
+        bool reprint;            /* a retry broke the answer's line on the terminal */
         struct termout out, err; /* the model's text; progress, which quotes the model */
         enum agent_status status;
         /* The streaming answer as printed, to print again what a retry
@@ -98,6 +99,7 @@ static void print_message_end(struct run *r, const json_t *ev)
 
         newline_if_needed(r);
         r->answer_len = 0;
+        r->reprint = false;
         if (json_is_true(json_object_get(ev, "refusal")))
                 termout_printf(&r->err, "proctor: the model refused (its refusal is above)\n");
         if (chat_finish_note(str(ev, "finish_reason"), note, sizeof(note)))
@@ -113,6 +115,7 @@ static void print_discard(struct run *r, const json_t *ev)
         if (bytes <= 0)
                 return;
         r->answer_len = (size_t)bytes < r->answer_len ? r->answer_len - (size_t)bytes : 0;
+        r->reprint = false;
         newline_if_needed(r);
         termout_printf(&r->err, "proctor: the retried answer differs from the one above; "
                                 "from its start again:\n");
@@ -150,6 +153,9 @@ static void print_human(const json_t *ev, void *ud)
 
         if (strcmp(type, "model.delta") == 0) {
                 const char *t = str(ev, "text");
+                if (r->reprint)
+                        print_answer(r, r->answer, r->answer_len);
+                r->reprint = false;
                 answer_add(r, t, strlen(t));
                 print_answer(r, t, strlen(t));
         } else if (strcmp(type, "model.discard") == 0) {
@@ -183,10 +189,19 @@ static void print_human(const json_t *ev, void *ud)
                                (long long)json_integer_value(json_object_get(ev, "exec_id")),
                                str(ev, "reason"));
         } else if (strcmp(type, "model.error") == 0) {
-                newline_if_needed(r);
+                bool final = json_is_true(json_object_get(ev, "final"));
+
+                /* A retry goes on with the answer: into a file or a pipe it
+                 * must arrive whole, as if nothing happened; on a terminal
+                 * the error gets a line of its own and the answer starts
+                 * again below it. */
+                if (final || isatty(1)) {
+                        r->reprint = !final && !r->at_line_start;
+                        newline_if_needed(r);
+                }
                 wait_words(json_integer_value(json_object_get(ev, "retry_in_ms")), wait,
                            sizeof(wait));
-                if (json_is_true(json_object_get(ev, "final")))
+                if (final)
                         termout_printf(&r->err, "proctor: model error: %s\n", str(ev, "message"));
                 else
                         termout_printf(&r->err, "proctor: model error: %s; retrying in %s\n",

@@ -37,6 +37,8 @@ Exact shapes (what real providers send that this script cannot say):
                          (from the request) at this character
   "no_finish": true      the answer without its finish_reason chunk
 
+Without --expect-key any request is answered, with a key or without.
+
 --log FILE gets one JSON line per request (its body, and whether the
 Authorization header matched --expect-key, never the header itself) and one
 {"event": "closed"} line when a client hangs up on a stalled stream.
@@ -324,7 +326,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": "fake: no route %s" % self.path}})
             return
-        if auth_state in ("missing", "wrong"):
+        if state.expect_key is not None and auth_state in ("missing", "wrong"):
             self.send_json(401, {"error": {"message": "fake: incorrect API key provided",
                                            "code": "invalid_api_key"}})
             return

@@ -114,8 +114,7 @@ static void retry_countdown(struct app *a, size_t i, const struct viewmodel_entr
 
         out[0] = '\0';
         if (e->kind != VM_ENTRY_ERROR || e->retry_in_ms < 0 ||
-            i + 1 != viewmodel_ntranscript(a->vm) ||
-            viewmodel_session(a->vm)->state != VM_RUNNING)
+            i + 1 != viewmodel_ntranscript(a->vm) || viewmodel_session(a->vm)->state != VM_RUNNING)
                 return;
         if (seen.i != i || seen.t_ms != e->t_ms) {
                 seen.i = i;
@@ -126,7 +125,8 @@ static void retry_countdown(struct app *a, size_t i, const struct viewmodel_entr
                    ? (uint64_t)e->retry_in_ms - (now - seen.since_ms)
                    : 0;
         if (left > 0)
-                snprintf(out, len, " - retrying in %llu s", (unsigned long long)(left + 999) / 1000);
+                snprintf(out, len, " - retrying in %llu s",
+                         (unsigned long long)(left + 999) / 1000);
         else
                 snprintf(out, len, " - retrying now");
 }

@@ -534,8 +534,8 @@ static void test_errors_and_notes(void **state)
         assert_string_equal(viewmodel_entry(vm, 3)->text, "later");
         assert_int_equal(viewmodel_entry(vm, 4)->kind, VM_ENTRY_NOTE);
         assert_non_null(strstr(viewmodel_entry(vm, 4)->text, "token limit"));
-        feed(vm, 2270, "model.message", "{s:s,s:[],s:s,s:b}", "content", "I won't.",
-             "tool_calls", "finish_reason", "stop", "refusal", 1);
+        feed(vm, 2270, "model.message", "{s:s,s:[],s:s,s:b}", "content", "I won't.", "tool_calls",
+             "finish_reason", "stop", "refusal", 1);
         assert_int_equal(viewmodel_ntranscript(vm), 6);
         assert_true(viewmodel_entry(vm, 5)->refusal);
         assert_string_equal(viewmodel_entry(vm, 2)->text, "connection reset");

@@ -389,7 +389,10 @@ static void request_finish(struct http_request *r)
         struct http_callbacks cb = r->cb;
         struct http_result res = {.status = r->resp.status, .error = r->msg};
         void *ud = r->ud;
+        long sent = 0;
 
+        if (r->easy != NULL && lib.easy_getinfo(r->easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK)
+                res.sent = sent > 0;
         if (r->timed_out) {
                 snprintf(r->msg, sizeof(r->msg), "no data from the server for %u ms", r->idle_ms);
                 res.transient = res.idle_timeout = true;

@@ -41,6 +41,7 @@ struct http_result {
         bool ok;
         bool transient;
         bool idle_timeout; /* no byte for idle_timeout_ms */
+        bool sent;         /* the request went out: the server was reached */
         int status;        /* 0 when no response arrived */
         const char *error; /* "" when ok */
 };

@@ -773,6 +773,8 @@ static void on_http_done(const struct http_result *r, void *ud)
                         snprintf(why, sizeof(why), "stalled stream: %s", r->error);
                 else if (p->status != 0)
                         snprintf(why, sizeof(why), "connection dropped mid-stream: %s", r->error);
+                else if (r->sent)
+                        snprintf(why, sizeof(why), "no answer from %s: %s", p->url, r->error);
                 else
                         snprintf(why, sizeof(why), "cannot reach %s: %s", p->url, r->error);
                 fail_plain(p, why, r->transient);

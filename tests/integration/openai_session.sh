@@ -8,16 +8,25 @@
 # S_KEY: the API key set for proctor (default $KEY; empty: none at all);
 # S_NOAUTH=1: the server takes any request, key or not;
 # S_BASE: the path after host:port in --base-url (default /v1).
+
+# fake_start NAME: the server for $WORK/NAME.script, on $port (pid $srv)
+fake_start() {
+        local auth=()
+        [ "${S_NOAUTH:-0}" = 1 ] || auth=(--expect-key "$KEY")
+        "$T_PY" "$TOP/tests/fake_openai.py" --script "$WORK/$1.script" --log "$WORK/$1.log" \
+                "${auth[@]}" --ignore-stdin >"$WORK/$1.port" 2>"$WORK/$1.srv" &
+        srv=$!
+        for _ in $(seq 100); do grep -q PORT "$WORK/$1.port" 2>/dev/null && break; sleep 0.05; done
+        port=$(awk '/PORT/ { print $2 }' "$WORK/$1.port")
+}
+fake_stop() {
+        kill "$srv" 2>/dev/null
+        wait "$srv" 2>/dev/null
+}
 session() {
-        local name=$1 port out=$WORK/$1.jsonl json=--json
+        local name=$1 out=$WORK/$1.jsonl json=--json
         shift
-        local auth=(--expect-key "$KEY")
-        [ "${S_NOAUTH:-0}" = 1 ] && auth=()
-        "$T_PY" "$TOP/tests/fake_openai.py" --script "$WORK/$name.script" --log "$WORK/$name.log" \
-                "${auth[@]}" --ignore-stdin >"$WORK/$name.port" 2>"$WORK/$name.srv" &
-        local srv=$!
-        for _ in $(seq 100); do grep -q PORT "$WORK/$name.port" 2>/dev/null && break; sleep 0.05; done
-        port=$(awk '/PORT/ { print $2 }' "$WORK/$name.port")
+        fake_start "$name"
         if [ "${S_HUMAN:-0}" = 1 ]; then
                 out=$WORK/$name.out
                 json=
@@ -29,6 +38,5 @@ session() {
                 --workspace "$WORK" --trace "$WORK/$name.trace" "$@" "please work" \
                 >"$out" 2>"$WORK/$name.err"
         rc=$?
-        kill $srv 2>/dev/null
-        wait $srv 2>/dev/null
+        fake_stop
 }

@@ -32,8 +32,9 @@
 #define DEFAULT_IDLE    60000
 #define DEFAULT_LOADING 600000 /* in all, waiting for a model to load */
 #define MIN_LOADING     200
-#define ERROR_TEXT_MAX  300 /* characters of a server's error text shown */
-#define KEY_PREFIX_MIN  8   /* this much of the key is already too much */
+#define LOADING_GUESS   5000 /* a loading model's wait when the server gives none */
+#define ERROR_TEXT_MAX  300  /* characters of a server's error text shown */
+#define KEY_PREFIX_MIN  8    /* this much of the key is already too much */
 
 /* BODY_SNIFF: a 2xx answer whose first byte is still to come; the body
  * says what it is, whatever its Content-Type claims. */
@@ -266,7 +267,7 @@ static void report(struct oai *p, const char *text, int status, int64_t retry_in
 {
         struct provider_callbacks cb = p->cb;
         void *ud = p->ud;
-        char msg[640];
+        char msg[1024];
 
         snprintf(msg, sizeof(msg), "%s", text);
         redact(p, msg, sizeof(msg));
@@ -277,36 +278,39 @@ static void report(struct oai *p, const char *text, int status, int64_t retry_in
 }
 
 /* One attempt failed. Retries when it may help and attempts are left,
- * else ends the call. */
+ * else ends the call. What f->why quotes (a URL, a redirect's target) is
+ * redacted before anything is appended or cut. */
 static void attempt_failed(struct oai *p, const struct failure *f)
 {
-        char msg[640];
+        char *why = redacted(p, f->why, strlen(f->why));
+        const char *w = why != NULL ? why : "(message withheld: out of memory)";
+        bool final = !f->retry || p->attempt >= p->retries;
+        char msg[1024];
         int64_t delay;
 
         if (p->req != NULL)
                 http_cancel(p->req);
         p->req = NULL;
         if (f->loading && (delay = loading_wait(p, f->wait_ms)) >= 0) {
-                snprintf(msg, sizeof(msg), "%s (waiting for the model to load)", f->why);
+                snprintf(msg, sizeof(msg), "%s (waiting for the model to load)", w);
                 timer_arm(p, JOB_RETRY, (uint64_t)delay);
-                report(p, msg, f->status, delay, false);
-                return;
-        }
-        if (f->loading)
-                snprintf(msg, sizeof(msg), "%s (still loading after %lld s of waiting)", f->why,
+        } else if (f->loading) {
+                snprintf(msg, sizeof(msg), "%s (still loading after %lld s of waiting)", w,
                          (long long)(p->loading_waited_ms / 1000));
-        else if (!f->retry || p->attempt >= p->retries)
+                delay = -1;
+        } else if (final) {
                 snprintf(msg, sizeof(msg), p->attempt > 0 ? "%s (gave up after %u attempts)" : "%s",
-                         f->why, p->attempt + 1);
-        if (f->loading || !f->retry || p->attempt >= p->retries) {
-                report(p, msg, f->status, 0, true);
-                return;
+                         w, p->attempt + 1);
+                delay = -1;
+        } else {
+                delay = retry_delay(p, f);
+                snprintf(msg, sizeof(msg), "%s (attempt %u of %u)", w, p->attempt + 1,
+                         p->retries + 1);
+                p->attempt++;
+                timer_arm(p, JOB_RETRY, (uint64_t)delay);
         }
-        delay = retry_delay(p, f);
-        snprintf(msg, sizeof(msg), "%s (attempt %u of %u)", f->why, p->attempt + 1, p->retries + 1);
-        p->attempt++;
-        timer_arm(p, JOB_RETRY, (uint64_t)delay);
-        report(p, msg, f->status, delay, false);
+        free(why);
+        report(p, msg, f->status, delay < 0 ? 0 : delay, delay < 0);
 }
 
 /* A failure that is not about any status. */
@@ -485,9 +489,9 @@ static void judge(struct oai *p, struct failure *f, const json_t *root)
         if (f->status == 503 &&
             (json_is_number(eta) || (text != NULL && strstr(text, "loading")))) {
                 f->loading = true;
-                f->wait_ms = json_is_number(eta) ? (int64_t)(json_number_value(eta) * 1000) : -1;
-                if (f->wait_ms < 0)
-                        f->wait_ms = p->backoff_ms;
+                /* without an estimate, not so often that the wait is spent asking */
+                f->wait_ms =
+                    json_is_number(eta) ? (int64_t)(json_number_value(eta) * 1000) : LOADING_GUESS;
         }
 }
 
@@ -508,7 +512,10 @@ static void take_chunk(struct oai *p, const char *data, size_t len)
         } else if (rc < 0 && chat_stream_error(p->stream) != NULL) {
                 /* An error event in a 200 stream is an HTTP error told late. */
                 json_t *root = json_pack("{s:O}", "error", chat_stream_error(p->stream));
-                char *text = redacted(p, err, strlen(err));
+                static const char said[] = "the server reported an error: ";
+                /* chat words an error without a message the same way */
+                size_t skip = strncmp(err, said, sizeof(said) - 1) == 0 ? sizeof(said) - 1 : 0;
+                char *text = redacted(p, err + skip, strlen(err + skip));
 
                 p->bad_as = (struct failure){.why = p->bad};
                 judge(p, &p->bad_as, root);

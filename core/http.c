@@ -377,9 +377,7 @@ static void transport_error(struct http_request *r)
         if (strstr(e, "select/poll") != NULL || strstr(e, "Connection reset") != NULL)
                 snprintf(r->msg, sizeof(r->msg), "connection reset by the server");
         else if (r->code == CURLE_GOT_NOTHING)
-                snprintf(r->msg, sizeof(r->msg),
-                         "the server closed the connection without "
-                         "answering");
+                snprintf(r->msg, sizeof(r->msg), "the server closed the connection unanswered");
         else
                 snprintf(r->msg, sizeof(r->msg), "%s", e);
 }

@@ -18,6 +18,8 @@
 
 #include "core/config.h"
 #include "core/options.h"
+#include "core/chat.h"
+#include "core/provider.h"
 #include "exec/env.h"
 
 #define REDACTED       "[redacted]"
@@ -275,7 +277,8 @@ void trace_close(struct trace *t)
         free(t);
 }
 
-/* The API key values in the environment now (a key may be set late). */
+/* The API key values in the environment now (a key may be set late), as
+ * the provider sends them: without a trailing newline. */
 struct keys {
         const char *v[3];
         size_t len[3];
@@ -290,9 +293,9 @@ static void keys_load(struct keys *k)
         k->n = 0;
         for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
                 const char *v = getenv(vars[i]);
-                if (v != NULL && v[0] != '\0') {
+                if (v != NULL && provider_key_length(v) > 0) {
                         k->v[k->n] = v;
-                        k->len[k->n++] = strlen(v);
+                        k->len[k->n++] = provider_key_length(v);
                 }
         }
 }
@@ -642,6 +645,13 @@ static bool index_event(struct summary *s, json_t *ev, const char *type)
                                         ev);
                 return false;
         }
+        if (strcmp(type, "model.message") == 0) {
+                /* shown only when it ended unusually or refused */
+                json_object_del(ev, "content");
+                json_object_del(ev, "tool_calls");
+                return json_is_true(json_object_get(ev, "refusal")) ||
+                       chat_finish_note(str_field(ev, "finish_reason"), buf, 0);
+        }
         if (strcmp(type, "session.start") == 0) {
                 json_decref(s->start);
                 s->start = json_incref(ev);
@@ -832,10 +842,20 @@ static void print_model_error(const json_t *ev)
         clip_str(str_field(ev, "message"), 100, msg, sizeof(msg));
         fmt_ms(in, retry, sizeof(retry));
         printf("       model error: ");
-        if (status > 0)
+        if (status > 0 && strncmp(msg, "HTTP ", 5) != 0)
                 printf("HTTP %" JSON_INTEGER_FORMAT ": ", status);
         printf("%s%s%s%s\n", msg, in >= 0 ? " (retry in " : "", in >= 0 ? retry : "",
                in >= 0 ? ")" : "");
+}
+
+static void print_model_ending(const json_t *ev)
+{
+        char note[160];
+
+        if (json_is_true(json_object_get(ev, "refusal")))
+                printf("       model: refused\n");
+        if (chat_finish_note(str_field(ev, "finish_reason"), note, sizeof(note)))
+                printf("       model: %s\n", note);
 }
 
 static void print_usage(const json_t *usage)
@@ -903,6 +923,8 @@ static void print_summary(struct summary *s)
                         printf("       interrupted by the operator\n");
                 else if (strcmp(type, "model.error") == 0)
                         print_model_error(ev);
+                else if (strcmp(type, "model.message") == 0)
+                        print_model_ending(ev);
         }
         if (s->pending[0] != '\0')
                 printf("\nuser (no turn followed): %s\n", s->pending);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/chat.h"
+
 /* The "" every unset string points at, so that readers never see NULL. */
 static char vm_empty[1];
 
@@ -683,6 +685,8 @@ static unsigned on_model_message(struct viewmodel *vm, const json_t *ev, uint64_
         uint64_t in = vm->s.tokens_in, out = vm->s.tokens_out;
         struct viewmodel_entry *e = NULL;
         unsigned dirty = 0;
+        bool refusal;
+        char note[160];
 
         add_usage(vm, ev, false);
         if (in != vm->s.tokens_in || out != vm->s.tokens_out)
@@ -701,9 +705,29 @@ static unsigned on_model_message(struct viewmodel *vm, const json_t *ev, uint64_
         if (e == NULL)
                 return dirty;
         e->ntool_calls = ncalls;
+        e->refusal = get_bool(ev, "refusal", &refusal) && refusal;
         e->gen = vm->gen + 1;
         close_open_entry(vm);
+        /* an answer cut short says so right below it */
+        if (chat_finish_note(get_str(ev, "finish_reason", NULL), note, sizeof(note)))
+                entry_add(vm, VM_ENTRY_NOTE, note, strlen(note), t);
         return dirty | VM_DIRTY_TRANSCRIPT;
+}
+
+/* A retry's answer differs from what streamed: the end of the streaming
+ * message is taken back. */
+static unsigned on_model_discard(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_entry *e;
+        uint64_t bytes;
+
+        if (vm->open_entry < 0 || !get_u64(ev, "bytes", &bytes) || bytes == 0)
+                return 0;
+        e = &vm->entries[vm->open_entry];
+        e->len = bytes < e->len ? e->len - (size_t)bytes : 0;
+        e->text[e->len] = '\0';
+        e->gen = vm->gen + 1;
+        return VM_DIRTY_TRANSCRIPT;
 }
 
 static unsigned on_model_error(struct viewmodel *vm, const json_t *ev, uint64_t t)
@@ -725,8 +749,10 @@ static unsigned on_model_error(struct viewmodel *vm, const json_t *ev, uint64_t 
                 e->http_status = (int)v;
         if (get_int(ev, "retry_in_ms", &v) && v >= 0 && !(get_bool(ev, "final", &final) && final))
                 e->retry_in_ms = v;
-        /* What streamed before the error stays, as it was. */
-        close_open_entry(vm);
+        /* What streamed before the error stays; a retry goes on with the
+         * same message (model.discard takes back what it does not keep). */
+        if (e->retry_in_ms < 0)
+                close_open_entry(vm);
         return VM_DIRTY_TRANSCRIPT;
 }
 
@@ -1102,16 +1128,27 @@ struct handler {
 
 /* Sorted by type, for bsearch. */
 static const struct handler handlers[] = {
-    {"exec.create", on_exec_create},     {"exec.exit", on_exec_exit},
-    {"exec.output", on_exec_output},     {"exec.remove", on_exec_remove},
-    {"exec.start", on_exec_start},       {"exec.stats", on_exec_stats},
-    {"model.delta", on_model_delta},     {"model.error", on_model_error},
-    {"model.message", on_model_message}, {"operator.interrupt", on_interrupt},
-    {"operator.kill", on_kill},          {"session.end", on_session_end},
-    {"session.note", on_note},           {"session.start", on_session_start},
-    {"tool.call", on_tool_call},         {"tool.output", on_tool_output},
-    {"tool.result", on_tool_result},     {"turn.end", on_turn_end},
-    {"turn.start", on_turn_start},       {"user.message", on_user_message},
+    {"exec.create", on_exec_create},
+    {"exec.exit", on_exec_exit},
+    {"exec.output", on_exec_output},
+    {"exec.remove", on_exec_remove},
+    {"exec.start", on_exec_start},
+    {"exec.stats", on_exec_stats},
+    {"model.delta", on_model_delta},
+    {"model.discard", on_model_discard},
+    {"model.error", on_model_error},
+    {"model.message", on_model_message},
+    {"operator.interrupt", on_interrupt},
+    {"operator.kill", on_kill},
+    {"session.end", on_session_end},
+    {"session.note", on_note},
+    {"session.start", on_session_start},
+    {"tool.call", on_tool_call},
+    {"tool.output", on_tool_output},
+    {"tool.result", on_tool_result},
+    {"turn.end", on_turn_end},
+    {"turn.start", on_turn_start},
+    {"user.message", on_user_message},
 };
 
 static int handler_cmp(const void *key, const void *h)

@@ -89,6 +89,7 @@ struct viewmodel_entry {
         int64_t turn;        /* the session's turn when it was added */
         bool open;           /* an assistant message still streaming */
         size_t ntool_calls;  /* assistant: tool calls the message asked for */
+        bool refusal;        /* assistant: the text is the model's refusal */
         int http_status;     /* error: 0 when none */
         int64_t retry_in_ms; /* error: -1 when no retry (final) */
         uint64_t exec_id;    /* kill */

@@ -80,6 +80,7 @@ void draw_setup(struct app *a)
 struct wrapped {
         uint64_t gen;
         int width;
+        char wait[40]; /* a retry's countdown, drawn after its error */
         char *safe;
         struct text_span *spans;
         size_t n;
@@ -99,15 +100,46 @@ void draw_forget(struct app *a)
         a->wrapped_vm = NULL;
 }
 
+/* The newest error's retry counts down while the session waits for it.
+ * The view model has event times only, which stand still during the
+ * wait: the countdown runs from when the entry was first drawn. */
+static void retry_countdown(struct app *a, size_t i, const struct viewmodel_entry *e, char *out,
+                            size_t len)
+{
+        static struct {
+                size_t i;
+                uint64_t t_ms, since_ms;
+        } seen = {SIZE_MAX, 0, 0};
+        uint64_t now = app_now_ms(), left;
+
+        out[0] = '\0';
+        if (e->kind != VM_ENTRY_ERROR || e->retry_in_ms < 0 ||
+            i + 1 != viewmodel_ntranscript(a->vm) || viewmodel_session(a->vm)->state != VM_RUNNING)
+                return;
+        if (seen.i != i || seen.t_ms != e->t_ms) {
+                seen.i = i;
+                seen.t_ms = e->t_ms;
+                seen.since_ms = now;
+        }
+        left = now - seen.since_ms < (uint64_t)e->retry_in_ms
+                   ? (uint64_t)e->retry_in_ms - (now - seen.since_ms)
+                   : 0;
+        if (left > 0)
+                snprintf(out, len, " - retrying in %llu s",
+                         (unsigned long long)(left + 999) / 1000);
+        else
+                snprintf(out, len, " - retrying now");
+}
+
 static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
 {
         const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
         const char *who = e->kind == VM_ENTRY_USER        ? "you: "
-                          : e->kind == VM_ENTRY_ASSISTANT ? ""
+                          : e->kind == VM_ENTRY_ASSISTANT ? (e->refusal ? "refused: " : "")
                                                           : "* ";
         struct text_span none[1];
         struct wrapped *w;
-        char *raw;
+        char *raw, wait[40];
         size_t n;
 
         if (a->wrapped_vm != a->vm)
@@ -123,17 +155,20 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
                 a->nwrapped = cap;
         }
         w = &a->wrapped[i];
-        if (w->safe != NULL && w->gen == e->gen && w->width == width)
+        retry_countdown(a, i, e, wait, sizeof(wait));
+        if (w->safe != NULL && w->gen == e->gen && w->width == width && strcmp(w->wait, wait) == 0)
                 return w;
         free(w->safe);
         free(w->spans);
         memset(w, 0, sizeof(*w));
-        raw = malloc(strlen(who) + e->len + 1);
+        raw = malloc(strlen(who) + e->len + strlen(wait) + 1);
         if (raw == NULL)
                 return NULL;
         memcpy(raw, who, strlen(who));
         memcpy(raw + strlen(who), e->text, e->len);
-        w->safe = safetext_sanitize(raw, strlen(who) + e->len, SAFETEXT_MULTILINE | SAFETEXT_TABS);
+        memcpy(raw + strlen(who) + e->len, wait, strlen(wait));
+        w->safe = safetext_sanitize(raw, strlen(who) + e->len + strlen(wait),
+                                    SAFETEXT_MULTILINE | SAFETEXT_TABS);
         free(raw);
         if (w->safe == NULL)
                 return NULL;
@@ -147,6 +182,7 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
         w->n = text_wrap(w->safe, width, w->spans, n);
         w->gen = e->gen;
         w->width = width;
+        snprintf(w->wait, sizeof(w->wait), "%s", wait);
         return w;
 }
 

@@ -509,29 +509,45 @@ static void test_errors_and_notes(void **state)
         feed(vm, 20, "model.error", "{s:s,s:i,s:i}", "message", "rate limited", "http_status", 429,
              "retry_in_ms", 2000);
         assert_int_equal(viewmodel_ntranscript(vm), 2);
-        assert_false(viewmodel_entry(vm, 0)->open);
+        assert_true(viewmodel_entry(vm, 0)->open);
         assert_string_equal(viewmodel_entry(vm, 0)->text, "I will");
         e = viewmodel_entry(vm, 1);
         assert_int_equal(e->kind, VM_ENTRY_ERROR);
         assert_string_equal(e->text, "rate limited");
         assert_int_equal(e->http_status, 429);
         assert_int_equal(e->retry_in_ms, 2000);
-        /* The retry streams into a new entry. */
-        feed(vm, 2100, "model.delta", "{s:s}", "text", "I will look");
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
-        assert_string_equal(viewmodel_entry(vm, 2)->text, "I will look");
+        /* The retry goes on with the same message: past what was shown,
+         * after taking back what it does not keep. */
+        feed(vm, 2100, "model.discard", "{s:i}", "bytes", 1);
+        feed(vm, 2100, "model.delta", "{s:s}", "text", "l look");
+        assert_int_equal(viewmodel_ntranscript(vm), 2);
+        assert_string_equal(viewmodel_entry(vm, 0)->text, "I will look");
+        feed(vm, 2150, "model.delta", "{s:s}", "text", "\n");
         feed(vm, 2200, "model.error", "{s:s,s:i,s:i,s:b}", "message", "connection reset",
              "http_status", 0, "retry_in_ms", 0, "final", 1);
-        assert_string_equal(viewmodel_entry(vm, 3)->text, "connection reset");
-        assert_int_equal(viewmodel_entry(vm, 3)->retry_in_ms, -1);
-        assert_int_equal(viewmodel_entry(vm, 3)->http_status, 0);
+        assert_false(viewmodel_entry(vm, 0)->open);
+        /* an entry keeps its place: a new one for what follows */
+        feed(vm, 2250, "model.delta", "{s:s}", "text", "later");
+        feed(vm, 2260, "model.message", "{s:s,s:[],s:s,s:b}", "content", "later", "tool_calls",
+             "finish_reason", "length", "refusal", 0);
+        assert_int_equal(viewmodel_ntranscript(vm), 5);
+        assert_string_equal(viewmodel_entry(vm, 3)->text, "later");
+        assert_int_equal(viewmodel_entry(vm, 4)->kind, VM_ENTRY_NOTE);
+        assert_non_null(strstr(viewmodel_entry(vm, 4)->text, "token limit"));
+        feed(vm, 2270, "model.message", "{s:s,s:[],s:s,s:b}", "content", "I won't.", "tool_calls",
+             "finish_reason", "stop", "refusal", 1);
+        assert_int_equal(viewmodel_ntranscript(vm), 6);
+        assert_true(viewmodel_entry(vm, 5)->refusal);
+        assert_string_equal(viewmodel_entry(vm, 2)->text, "connection reset");
+        assert_int_equal(viewmodel_entry(vm, 2)->retry_in_ms, -1);
+        assert_int_equal(viewmodel_entry(vm, 2)->http_status, 0);
         feed(vm, 2300, "session.note", "{s:s}", "text", "mode: sandbox (cgroup v1)");
-        e = viewmodel_entry(vm, 4);
+        e = viewmodel_entry(vm, 6);
         assert_int_equal(e->kind, VM_ENTRY_NOTE);
         assert_string_equal(e->text, "mode: sandbox (cgroup v1)");
         /* A message with tool calls only adds no empty entry. */
         feed(vm, 2400, "model.message", "{s:n,s:[{s:s}]}", "content", "tool_calls", "id", "x");
-        assert_int_equal(viewmodel_ntranscript(vm), 5);
+        assert_int_equal(viewmodel_ntranscript(vm), 7);
 }
 
 static void test_malformed_ignored(void **state)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -157,6 +158,37 @@ static void on_wait_tick(uv_timer_t *t)
 {
 }
 
+/* A trace with anything in it is named at exit, for replay and triage. */
+static void keep_trace_name(struct app *a)
+{
+        const char *path = a->trace != NULL ? trace_path(a->trace) : NULL;
+        struct stat st;
+        char **grown;
+
+        if (path == NULL || stat(path, &st) < 0 || st.st_size == 0)
+                return;
+        grown = realloc(a->traces, (a->ntraces + 1) * sizeof(*grown));
+        if (grown == NULL)
+                return;
+        a->traces = grown;
+        if ((a->traces[a->ntraces] = strdup(path)) != NULL)
+                a->ntraces++;
+}
+
+static void say_traces(struct app *a)
+{
+        size_t i;
+
+        for (i = 0; i < a->ntraces; i++) {
+                fprintf(stderr, "proctor: session trace: %s (proctor replay %s)\n", a->traces[i],
+                        a->traces[i]);
+                free(a->traces[i]);
+        }
+        free(a->traces);
+        a->traces = NULL;
+        a->ntraces = 0;
+}
+
 /* Only once every execution is gone, so that no event comes after; an
  * execution that outlives QUIT_GRACE_MS more (it cannot, being killed) is
  * left to die with proctor rather than hang its exit. */
@@ -167,6 +199,7 @@ static int close_session(struct app *a)
 
         if (a->s == NULL)
                 return 0;
+        keep_trace_name(a);
         uv_timer_init(a->loop, &wake);
         uv_timer_start(&wake, on_wait_tick, 50, 50);
         while (session_executions(a->s) > 0 && app_now_ms() < until)
@@ -322,6 +355,89 @@ void app_flip_mode(struct app *a)
         }
         a->mode = m;
         a->status[0] = '\0';
+}
+
+/* Presets the setup screen steps through; a value given on the command
+ * line between two presets steps to the nearer one in that direction. */
+static const uint64_t memory_presets[] = {64ull << 20, 128ull << 20, 256ull << 20, 512ull << 20,
+                                          1ull << 30,  2ull << 30,   4ull << 30,   8ull << 30};
+static const uint64_t cpu_presets[] = {1000, 2000, 5000, 10000, 30000, 60000, 120000, 300000};
+static const uint64_t timeout_presets[] = {10000,  30000,  60000,   120000,
+                                           300000, 600000, 1800000, 3600000};
+static const uint64_t pids_presets[] = {16, 32, 64, 128, 256, 512, 1024, 4096};
+
+static uint64_t step_preset(const uint64_t *p, size_t n, uint64_t v, int dir)
+{
+        size_t i;
+
+        if (dir > 0) {
+                for (i = 0; i < n; i++)
+                        if (p[i] > v)
+                                return p[i];
+                return v;
+        }
+        for (i = n; i-- > 0;)
+                if (p[i] < v)
+                        return p[i];
+        return v;
+}
+
+#define STEP(arr, v, dir) step_preset(arr, sizeof(arr) / sizeof(arr[0]), v, dir)
+
+void app_step_limit(struct app *a, enum setup_limit which, int dir)
+{
+        struct exec_limits l = a->o.limits;
+        enum exec_ws_mode ws = a->o.ws_mode;
+
+        switch (which) {
+        case LIMIT_MEMORY:
+                l.memory_bytes = STEP(memory_presets, l.memory_bytes, dir);
+                break;
+        case LIMIT_CPU:
+                l.cpu_ms = STEP(cpu_presets, l.cpu_ms, dir);
+                break;
+        case LIMIT_TIMEOUT:
+                l.timeout_ms = STEP(timeout_presets, l.timeout_ms, dir);
+                break;
+        case LIMIT_PIDS:
+                l.pids = (uint32_t)STEP(pids_presets, l.pids, dir);
+                break;
+        case LIMIT_WORKSPACE:
+                ws = (enum exec_ws_mode)(((int)ws + (dir > 0 ? 1 : 3)) % 4);
+                break;
+        case LIMIT_COUNT:
+                return;
+        }
+        if (session_set_limits(a->s, &l, ws) == -EBUSY) {
+                snprintf(a->status, sizeof(a->status),
+                         "limits are fixed once the session has started (n starts a new one)");
+                return;
+        }
+        a->o.limits = l;
+        a->o.ws_mode = ws;
+}
+
+void app_limit_text(const struct app *a, enum setup_limit which, char *out, size_t len)
+{
+        const struct exec_limits *l = &a->o.limits;
+
+        switch (which) {
+        case LIMIT_MEMORY:
+                fmt_bytes(out, len, l->memory_bytes);
+                break;
+        case LIMIT_CPU:
+                fmt_ms(out, len, l->cpu_ms);
+                break;
+        case LIMIT_TIMEOUT:
+                fmt_ms(out, len, l->timeout_ms);
+                break;
+        case LIMIT_PIDS:
+                snprintf(out, len, "%u", l->pids);
+                break;
+        default:
+                snprintf(out, len, "%s", exec_ws_mode_name(a->o.ws_mode));
+                break;
+        }
 }
 
 static bool exec_live(const struct viewmodel_exec *e)
@@ -593,6 +709,7 @@ int tui_main(int argc, char **argv)
                 uv_loop_close(&loop);
         }
         app_current = NULL;
+        say_traces(&a);
         prompt_free(&a.prompt);
         free(a.queued);
         return a.exit_code;

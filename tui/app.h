@@ -23,7 +23,16 @@ enum app_screen { SCREEN_SETUP, SCREEN_LIVE };
 enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
 enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
 /* Where the setup screen's keys go: the prompt, or the mode cards. */
-enum setup_focus { SETUP_PROMPT, SETUP_MODE };
+enum setup_focus { SETUP_PROMPT, SETUP_MODE, SETUP_LIMITS };
+/* The limits the setup screen edits, in the order shown. */
+enum setup_limit {
+        LIMIT_MEMORY,
+        LIMIT_CPU,
+        LIMIT_TIMEOUT,
+        LIMIT_PIDS,
+        LIMIT_WORKSPACE,
+        LIMIT_COUNT
+};
 
 #define FRAME_MS 33
 #define HIT_ROWS 512 /* screen rows the mouse map covers */
@@ -65,12 +74,15 @@ struct app {
         struct prompt prompt;
         bool typing;
         enum setup_focus setup_focus;
-        int cursor_y, cursor_x; /* the prompt's cursor as drawn; y -1: none */
+        enum setup_limit limit_field; /* the one the arrows change */
+        int cursor_y, cursor_x;       /* the prompt's cursor as drawn; y -1: none */
         bool cursor_shown;
         bool pasting;     /* inside a bracketed paste: everything is text */
         bool early_input; /* the first read: typed before the terminal was set */
         char *queued;     /* a follow-up sent when the running turn ends */
-        int exit_code;    /* 0 after q; 128+N after signal N */
+        char **traces;    /* the traces this run wrote, named at exit */
+        size_t ntraces;
+        int exit_code; /* 0 after q; 128+N after signal N */
         /* when a dialog opened, and the first Esc or Ctrl-C of a pair */
         uint64_t dialog_ms, esc_ms, sigint_ms;
         enum pane focus;
@@ -132,6 +144,11 @@ void app_start_prompt(struct app *a);
 /* Keeps the prompt's text to send when the running turn ends. */
 void app_queue_prompt(struct app *a);
 void app_flip_mode(struct app *a);
+/* Steps the setup screen's limit `which` to the next (dir > 0) or previous
+ * preset; the session's executions get the new value. */
+void app_step_limit(struct app *a, enum setup_limit which, int dir);
+/* The setup screen's text for a limit: "512M", "5s", "rw" ... */
+void app_limit_text(const struct app *a, enum setup_limit which, char *out, size_t len);
 /* Winds the session down (killing what runs) and leaves with exit_code. */
 void app_quit(struct app *a, int exit_code);
 /* The execution k kills: the selected running one, else the newest running
@@ -168,5 +185,9 @@ void detail_close(struct app *a);
 /* replay.c: feeds the recorded events due; the replay's own keys */
 void replay_next(uv_timer_t *t);
 bool replay_key(struct app *a, wint_t ch);
+/* Left and Right seek 10 s of recorded time; true when the key was taken. */
+bool replay_code_key(struct app *a, wint_t ch);
+/* Recorded time of the last event shown, and (end_ms) of the last one. */
+uint64_t replay_position(const struct app *a, uint64_t *end_ms);
 
 #endif

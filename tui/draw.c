@@ -312,16 +312,28 @@ static void draw_prompt(struct app *a);
 static void draw_status(struct app *a)
 {
         const char *hint;
+        char replay[160];
 
-        if (a->replay)
-                hint = a->paused
-                           ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
-                           : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
+        if (a->replay) {
+                uint64_t end, at = replay_position(a, &end);
+                char p[16], e[16];
+                fmt_ms(p, sizeof(p), at);
+                fmt_ms(e, sizeof(e), end);
+                snprintf(replay, sizeof(replay),
+                         a->paused ? "REPLAY %s/%s paused: space resume  s step  Left/Right seek  "
+                                     "Enter details  q quit"
+                                   : "REPLAY %s/%s: space pause  Left/Right seek  +/- speed  "
+                                     "Enter details  ? help  q quit",
+                         p, e);
+                hint = replay;
+        } else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_LIMITS)
+                hint = "Left/Right pick a limit  Up/Down change it  Tab back to the prompt  "
+                       "Esc prompt";
         else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_MODE)
-                hint = "arrows/space flip the mode  Tab back to the prompt  F1 help  F10 quit";
+                hint = "arrows/space flip the mode  Tab the limits  F1 help  F10 quit";
         else if (a->screen == SCREEN_SETUP)
-                hint =
-                    "type a prompt, Enter starts  Tab mode cards  F2 flip mode  F1 help  F10 quit";
+                hint = "type a prompt, Enter starts  Tab mode, limits  F2 flip mode  F1 help  F10 "
+                       "quit";
         else if (a->typing)
                 hint = a->busy
                            ? "Enter queues it for when the turn ends  Ctrl-J new line  Esc leave"

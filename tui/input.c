@@ -168,22 +168,50 @@ static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
 
 /* ---- the setup screen ---- */
 
-/* The mode cards have the focus: arrows and space flip, Tab or Esc go back
- * to the prompt, and any other text goes to the prompt. */
+/* The limits line has the focus: Left and Right pick a limit, Up and Down
+ * (or + and -) step it through its presets. */
+static bool key_setup_limits(struct app *a, int kind, wint_t ch)
+{
+        if (kind == KEY_CODE_YES) {
+                if (ch == KEY_LEFT)
+                        a->limit_field =
+                            (enum setup_limit)((a->limit_field + LIMIT_COUNT - 1) % LIMIT_COUNT);
+                else if (ch == KEY_RIGHT)
+                        a->limit_field = (enum setup_limit)((a->limit_field + 1) % LIMIT_COUNT);
+                else if (ch == KEY_UP || ch == KEY_DOWN)
+                        app_step_limit(a, a->limit_field, ch == KEY_UP ? 1 : -1);
+                else
+                        return false;
+                return true;
+        }
+        if (ch == '+' || ch == '-') {
+                app_step_limit(a, a->limit_field, ch == '+' ? 1 : -1);
+                return true;
+        }
+        return false;
+}
+
+/* The mode cards (or the limits line) have the focus: arrows and space
+ * flip (or step a limit), Tab moves on, Esc goes back to the prompt, and
+ * any other text goes to the prompt. */
 static void key_setup_mode(struct app *a, int kind, wint_t ch)
 {
+        if (a->setup_focus == SETUP_LIMITS && key_setup_limits(a, kind, ch))
+                return;
         if (kind == KEY_CODE_YES) {
                 if (ch == KEY_LEFT || ch == KEY_RIGHT || ch == KEY_UP || ch == KEY_DOWN)
                         app_flip_mode(a);
                 else if (ch == KEY_BTAB)
-                        a->setup_focus = SETUP_PROMPT;
+                        a->setup_focus = a->setup_focus == SETUP_LIMITS ? SETUP_MODE : SETUP_PROMPT;
                 else if (ch == KEY_ENTER)
                         submit(a);
                 return;
         }
-        if (ch == ' ') {
+        if (ch == ' ' && a->setup_focus == SETUP_MODE) {
                 app_flip_mode(a);
-        } else if (ch == '\t' || ch == 27) {
+        } else if (ch == '\t') {
+                a->setup_focus = a->setup_focus == SETUP_MODE ? SETUP_LIMITS : SETUP_PROMPT;
+        } else if (ch == 27) {
                 a->setup_focus = SETUP_PROMPT;
         } else if (ch == '\r') {
                 a->setup_focus = SETUP_PROMPT;
@@ -509,11 +537,13 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
         if (key_global(a, kind, ch))
                 return;
         if (a->screen == SCREEN_SETUP) {
-                if (a->setup_focus == SETUP_MODE)
+                if (a->setup_focus != SETUP_PROMPT)
                         key_setup_mode(a, kind, ch);
                 return;
         }
         a->status[0] = '\0';
+        if (kind == KEY_CODE_YES && a->replay && replay_code_key(a, ch))
+                return;
         if (kind == KEY_CODE_YES)
                 key_paging(a, ch);
         else if (!alt)

@@ -8,6 +8,28 @@
 #include "tui/draw.h"
 #include "tui/text.h"
 
+/* The limits line: each limit editable once Tab has given it the keys,
+ * the one the arrows change highlighted. */
+static void draw_setup_limits(struct app *a, int y, int x, int w)
+{
+        static const char *const names[LIMIT_COUNT] = {"memory", "cpu", "timeout", "pids",
+                                                       "workspace"};
+        bool focused = a->setup_focus == SETUP_LIMITS;
+        char v[32], item[64];
+        int i, at = x + 11;
+
+        draw_put(a, y, x, w, focused ? THEME_TITLE : THEME_TEXT, "limits");
+        for (i = 0; i < LIMIT_COUNT && at < x + w; i++) {
+                bool sel = focused && (int)a->limit_field == i;
+                app_limit_text(a, (enum setup_limit)i, v, sizeof(v));
+                snprintf(item, sizeof(item), sel ? "%s [%s]" : "%s %s", names[i], v);
+                draw_put(a, y, at, x + w - at, sel ? THEME_SELECTION : THEME_TEXT, item);
+                at += (int)strlen(item) + 2;
+        }
+        if (!focused && at + 12 < x + w)
+                draw_put(a, y, at, x + w - at, THEME_TEXT_DIM, "(Tab to edit)");
+}
+
 void draw_setup(struct app *a)
 {
         struct layout_setup ls;
@@ -70,6 +92,7 @@ void draw_setup(struct app *a)
                          sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
                 draw_put(a, y++, x, w, THEME_TEXT, line);
         }
+        draw_setup_limits(a, y++, x, w);
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }

@@ -24,6 +24,7 @@
 struct app *app_current; /* for the crash handler only */
 
 #define QUIT_GRACE_MS 3000 /* a quit waits at most this for the session */
+#define MOUSE_EVENTS  (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED)
 
 /* ---- terminal ---- */
 
@@ -478,6 +479,16 @@ unsigned app_running(struct app *a, unsigned *queued)
         return h.running;
 }
 
+void app_toggle_mouse(struct app *a)
+{
+        a->mouse_off = !a->mouse_off;
+        mousemask(a->mouse_off ? 0 : MOUSE_EVENTS, NULL);
+        snprintf(a->status, sizeof(a->status), "%s",
+                 a->mouse_off ? "mouse capture off: the terminal selects and copies text; "
+                                "M or F12 turns it back on"
+                              : "mouse capture on: clicks select, the wheel scrolls");
+}
+
 void app_next_theme(struct app *a)
 {
         char err[300];
@@ -632,8 +643,7 @@ void app_start_terminal(struct app *a)
         /* pasted text comes marked, so it stays text (input.c) */
         fputs("\033[?2004h", stdout);
         fflush(stdout);
-        mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
-                  NULL);
+        mousemask(MOUSE_EVENTS, NULL);
         if (has_colors())
                 start_color(); /* COLORS is known only after this */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,

@@ -77,6 +77,7 @@ struct app {
         enum setup_limit limit_field; /* the one the arrows change */
         int cursor_y, cursor_x;       /* the prompt's cursor as drawn; y -1: none */
         bool cursor_shown;
+        bool mouse_off;   /* capture given back to the terminal for copying */
         bool pasting;     /* inside a bracketed paste: everything is text */
         bool early_input; /* the first read: typed before the terminal was set */
         char *queued;     /* a follow-up sent when the running turn ends */
@@ -157,6 +158,8 @@ uint64_t app_kill_target(struct app *a, const char **why);
 /* Executions running now, and (queued, may be NULL) calls waiting. */
 unsigned app_running(struct app *a, unsigned *queued);
 void app_next_theme(struct app *a);
+/* Mouse capture off (the terminal's own selection copies text) and on. */
+void app_toggle_mouse(struct app *a);
 /* n: a new session on the setup screen, once the last one is idle. */
 void app_new_session(struct app *a);
 /* Selections on the newest items, following; nothing scrolled; no detail. */

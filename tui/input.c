@@ -486,6 +486,9 @@ static void key_live(struct app *a, wint_t ch)
         case 't':
                 app_next_theme(a);
                 break;
+        case 'M':
+                app_toggle_mouse(a);
+                break;
         }
 }
 
@@ -498,6 +501,8 @@ static bool key_global(struct app *a, int kind, wint_t ch)
                 a->help = true;
         } else if (ch == KEY_F(2)) {
                 app_flip_mode(a);
+        } else if (ch == KEY_F(12)) {
+                app_toggle_mouse(a);
         } else if (ch == KEY_F(10)) {
                 if (a->busy)
                         open_dialog(a, DIALOG_QUIT);

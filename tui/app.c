@@ -485,7 +485,7 @@ void app_toggle_mouse(struct app *a)
         mousemask(a->mouse_off ? 0 : MOUSE_EVENTS, NULL);
         snprintf(a->status, sizeof(a->status), "%s",
                  a->mouse_off ? "mouse capture off: the terminal selects and copies text; "
-                                "M or F12 turns it back on"
+                                "F12 turns it back on"
                               : "mouse capture on: clicks select, the wheel scrolls");
 }
 

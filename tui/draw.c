@@ -391,7 +391,7 @@ static void draw_help(struct app *a)
             "             history, Ctrl-J or Alt-Enter a new line; paste stays text",
             "Tab S-Tab    move focus between panes",
             "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
-            "mouse        click selects, again opens; wheel scrolls; M or F12: off/on",
+            "mouse        click selects, again opens; wheel scrolls; F12 off/on",
             "k            kill the selected (or latest) running execution",
             "K            kill every running execution, cancel queued calls",
             "Esc          close / interrupt the turn (twice while tools run)",

@@ -486,9 +486,6 @@ static void key_live(struct app *a, wint_t ch)
         case 't':
                 app_next_theme(a);
                 break;
-        case 'M':
-                app_toggle_mouse(a);
-                break;
         }
 }
 

@@ -311,11 +311,11 @@ expect_screen u "not running" "k on an ended execution says it is not running"
 check "no kill dialog for it" sh -c "! $T capture-pane -p -t u | grep -q 'Kill execution'"
 # mouse capture off and on, for copying with the terminal's own selection
 check "the supervisor captures the mouse" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 1"
-$T send-keys -t u M
-expect_screen u "mouse capture off" "M gives the mouse back"
+$T send-keys -t u F12
+expect_screen u "mouse capture off" "F12 gives the mouse back"
 check "the terminal has the mouse again" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 0"
 $T send-keys -t u F12
-expect_screen u "mouse capture on" "F12 takes it again"
+expect_screen u "mouse capture on" "a second F12 takes it again"
 check "captured again" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 1"
 $T send-keys -t u q
 expect_screen u "EXITED 0" "quit after the queue"

@@ -655,10 +655,12 @@ void app_start_terminal(struct app *a)
         set_escdelay(25);
         mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
                   NULL);
-        if (has_colors())
-                start_color(); /* COLORS is known only after this */
+        /* start_color only when colours are wanted: it alone makes ncurses
+         * paint every cell white on black, NO_COLOR or not */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,
-                                has_colors() ? COLORS : -1);
+                                has_colors() ? tigetnum("colors") : -1);
+        if (a->depth != COLOR_MONO)
+                start_color();
         /* ncurses draws 24-bit colour only with a direct-colour terminfo */
         if (a->depth == COLOR_TRUE && COLORS < 0x1000000)
                 a->depth = COLORS >= 256 ? COLOR_256 : COLORS >= 16 ? COLOR_16 : COLOR_8;

@@ -22,14 +22,21 @@ void draw_setup_colors(struct app *a)
 {
         int r;
 
-        if (a->depth == COLOR_MONO || !has_colors())
+        if (a->depth == COLOR_MONO || !has_colors()) {
+                bkgdset(' ');
                 return;
+        }
+        /* -1 is then the terminal's own colour, for roles the theme leaves
+         * at "default" */
         use_default_colors();
         for (r = 0; r < THEME_ROLE_COUNT; r++) {
                 struct color_spec c = color_resolve(&a->theme, (enum theme_role)r, a->depth);
                 /* extended: truecolor values do not fit a short */
                 init_extended_pair(pair_of((enum theme_role)r), c.fg, c.bg);
         }
+        /* blank cells too take the theme's background, not the terminal's:
+         * else a light theme is patchy on a dark terminal and vice versa */
+        bkgdset(' ' | COLOR_PAIR(pair_of(THEME_BACKGROUND)));
 }
 
 static attr_t attrs_of(struct app *a, enum theme_role r)

@@ -1,0 +1,73 @@
+#!/bin/bash
+# as-user: yes
+# How the supervisor looks on terminals unlike the author's: no colour at
+# all under NO_COLOR and --no-color, a theme's background on every cell,
+# red and green outcomes on an 8-colour terminal, plain ASCII under a
+# locale that is not UTF-8, dialogs that fit 80 columns.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+mkdir -p "$WORK/s"
+cat >"$WORK/s/outcomes.jsonl" <<'EOF'
+{"content": "One that works.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo works-fine"}}]}
+{"content": "One that fails.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo failing-now; exit 3"}}]}
+{"content": "outcomes done"}
+EOF
+
+# raw NAME ENV ARGS: proctor's own bytes to the terminal, as tmux receives
+# them (capture-pane -e adds default-colour resets of its own)
+raw_start() {
+        local name=$1
+        shift
+        start "$name" 100x30 "sleep 0.5; $*"
+        $T pipe-pane -t "$name" -o "cat >'$WORK/$name.raw'"
+}
+# SGR parameters that set a colour: 30-49, 90-107, 38;/48; forms
+COLOR_SGR=$'\e\\[([0-9;]*;)?(3[0-9]|4[0-9]|9[0-7]|10[0-7])(;[0-9;:]*)?m'
+
+# ---- NO_COLOR and --no-color: attributes only, not one colour ----
+n=nc0
+for how in "NO_COLOR=1 TERM=xterm-256color $PROCTOR" "TERM=xterm-256color $PROCTOR --no-color"; do
+        n=nc$((${n#nc} + 1))
+        raw_start "$n" "$how"
+        expect_screen "$n" "Where should this session's tools run" "setup screen under: $how"
+        sleep 0.3
+        check "no colour sequence sent under: $how" \
+                sh -c "! grep -aEq '$COLOR_SGR' '$WORK/$n.raw'"
+        check "attributes still sent under: $how" grep -aq $'\e\\[0;1;7m' "$WORK/$n.raw"
+        expect_no_match "no colour on the screen under: $how" '\[(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;|m)' \
+                "$(colors "$n")"
+done
+
+# ---- a theme's background on blank cells too ----
+# A terminal without bce, so that tmux keeps the colour of cleared cells
+# where capture-pane can show it. blank_row NAME: the first all-blank row
+# below the header, with its colours
+# (capture-pane -e carries colours from row to row: one row alone starts
+# from none). row NAME REGEX: the first row matching REGEX, with its colours
+row_of() {
+        local r
+        r=$(screen "$1" | awk -v re="$2" 'NR > 2 && $0 ~ re { print NR - 1; exit }')
+        [ -n "$r" ] && $T capture-pane -N -e -p -t "$1" -S "$r" -E "$r"
+}
+blank_row() { row_of "$1" '^ *$'; }
+start lt 100x30 "TERM=screen-256color $PROCTOR --theme light"
+expect_screen lt "Where should this session's tools run" "the light theme's setup screen"
+expect_match "the light theme paints blank rows with its background (#fafafa)" \
+        $'^\e\\[38;5;[0-9]+m\e\\[48;5;231m {100}$' "$(blank_row lt)"
+expect_match "the light theme paints the margin of text rows" \
+        $'^\e\\[38;5;[0-9]+m\e\\[48;5;231m  model' "$(row_of lt 'model ')"
+start dk 100x30 "TERM=screen-256color $PROCTOR"
+expect_screen dk "Where should this session's tools run" "the default theme's setup screen"
+expect_match "the default theme paints blank rows with its background (#1c1e22)" \
+        $'^\e\\[38;5;[0-9]+m\e\\[48;5;234m {100}$' "$(blank_row dk)"
+
+# ---- 8 colours: failures still red, successes still green ----
+start e8 160x30 "TERM=xterm $PROCTOR --mode local --model script:$WORK/s/outcomes.jsonl"
+$T send-keys -t e8 "go" Enter
+expect_screen e8 "outcomes done" "the outcomes session ends" 20
+expect_match "8 colours: a failed call is red" $'\e\\[(1;)?31m[^\e]*(error|exit)' "$(row_of e8 'echo failing-now')"
+expect_match "8 colours: a call that worked is green" $'\e\\[(1;)?32m[^\e]*ok' "$(row_of e8 'echo works-fine')"
+expect_match "8 colours: the failed mark is red" $'\e\\[31m\x0f?x\e' "$(row_of e8 'echo failing-now')"
+
+finish

@@ -5,6 +5,7 @@
 #include "tui/app.h"
 
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "core/config.h"
 #include "tui/draw.h"
+#include "tui/glyphs.h"
 #include "tui/layout.h"
 #include "tui/tui.h"
 
@@ -655,6 +657,8 @@ void app_start_terminal(struct app *a)
         set_escdelay(25);
         mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
                   NULL);
+        /* a UTF-8 byte in another locale is drawn as "~V", spilling over */
+        a->ascii = !glyphs_codeset_is_utf8(nl_langinfo(CODESET));
         /* start_color only when colours are wanted: it alone makes ncurses
          * paint every cell white on black, NO_COLOR or not */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,

@@ -63,7 +63,9 @@ void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char 
 
         if (w <= 0 || y < 0 || y >= LINES)
                 return;
-        if (text_fit(buf, sizeof(buf), safe, w, TEXT_FIT_ELLIPSIS) < 0 && buf[0] == '\0')
+        if (text_fit(buf, sizeof(buf), safe, w,
+                     TEXT_FIT_ELLIPSIS | (a->ascii ? TEXT_FIT_ASCII : 0)) < 0 &&
+            buf[0] == '\0')
                 return;
         attrset(attrs_of(a, r));
         mvaddstr(y, x, buf);

@@ -70,4 +70,47 @@ expect_match "8 colours: a failed call is red" $'\e\\[(1;)?31m[^\e]*(error|exit)
 expect_match "8 colours: a call that worked is green" $'\e\\[(1;)?32m[^\e]*ok' "$(row_of e8 'echo works-fine')"
 expect_match "8 colours: the failed mark is red" $'\e\\[31m\x0f?x\e' "$(row_of e8 'echo failing-now')"
 
+# ---- a locale that is not UTF-8: ASCII only, every pane intact ----
+# intact NAME: each row between a box's top and bottom edge has its side
+# borders where the top edge has its corners (a character drawn several
+# cells wide pushes them out of place)
+intact() {
+        screen "$1" | "$T_PY" -c '
+import sys
+rows = sys.stdin.read().split("\n")
+top = next(i for i, r in enumerate(rows) if r.startswith("lq"))
+bottom = next(i for i, r in enumerate(rows) if i > top and r.startswith("mq"))
+t = rows[top]
+# corners, not letters of a title: "l" opens the row or follows a "k"
+edges = [i for i, ch in enumerate(t) if (ch == "l" and (i == 0 or t[i - 1] == "k"))
+         or (ch == "k" and (i + 1 == len(t) or t[i + 1] == "l"))]
+bad = [r for r in rows[top + 1:bottom] if any(len(r) <= e or r[e] not in "x|" for e in edges)]
+if bad: print("edges at %s" % edges)
+for r in bad[:3]:
+    print("bad: " + r)
+sys.exit(1 if bad or len(edges) < 2 else 0)'
+}
+# ascii_only NAME: nothing beyond ASCII, and none of the "~V" or "M-b"
+# ncurses draws for a byte it cannot show
+ascii_only() {
+        local s
+        s=$(screen "$1")
+        ! printf '%s' "$s" | LC_ALL=C grep -q $'[\x80-\xff]' &&
+                ! printf '%s' "$s" | grep -Eq '~[@-_]|M-[a-z^]'
+}
+start lc 120x30 "LANG=C LC_ALL=C $PROCTOR --mode local"
+expect_screen lc "Where should this session's tools run" "the setup screen under LANG=C"
+check "LANG=C: the setup screen is ASCII only" ascii_only lc
+expect_screen lc "click to choose; fixed [a-z ]*\.\.\.$" "LANG=C: a cut line ends in three dots"
+$T send-keys -t lc "go" Enter
+expect_screen lc "cpu +[0-9]+% +[_.:=+*#-]+ " "LANG=C: the CPU graph in ASCII" 20
+expect_screen lc "mem [0-9.]+[BKMG]/- +[_.:=+*#-]+ " "LANG=C: the memory graph in ASCII"
+expect_screen lc "\+ (bash|run_python_c|write|read)[^ ]*\.\.\. " "LANG=C: cut summaries end in three dots"
+check "LANG=C: the live view is ASCII only" ascii_only lc
+check "LANG=C: every pane keeps its borders" intact lc
+$T send-keys -t lc Tab Enter
+expect_screen lc "tool call call_[0-9]+ \(Esc closes\)" "LANG=C: the details of a call"
+check "LANG=C: the details are ASCII only" ascii_only lc
+check "LANG=C: the details keep their borders" intact lc
+
 finish

@@ -29,6 +29,10 @@ struct trace {
         char *path;
         char *buf; /* one line, reused */
         size_t len, cap;
+        bool regular; /* a regular file: a cut line can be taken back */
+        off_t size;   /* bytes of the whole lines written */
+        uint64_t lines;
+        char error[PATH_MAX + 160];
 };
 
 /* ---- writing ---- */
@@ -233,6 +237,7 @@ int trace_open(const char *path, const char *session_id, struct trace **out, cha
 {
         char buf[PATH_MAX];
         struct trace *t;
+        struct stat st;
         int fd;
 
         if (path == NULL) {
@@ -251,6 +256,10 @@ int trace_open(const char *path, const char *session_id, struct trace **out, cha
                 return -ENOMEM;
         }
         t->fd = fd;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+                t->regular = true;
+                t->size = st.st_size;
+        }
         *out = t;
         return 0;
 }
@@ -263,6 +272,11 @@ const char *trace_path(const struct trace *t)
 int trace_status(const struct trace *t)
 {
         return t->status;
+}
+
+const char *trace_error(const struct trace *t)
+{
+        return t->error;
 }
 
 void trace_close(struct trace *t)
@@ -441,6 +455,8 @@ static int append(const char *buf, size_t n, void *ud)
         return 0;
 }
 
+/* A full disk can take part of a line and refuse the rest: the part is
+ * taken back, so that the trace stays whole JSON lines up to the failure. */
 static int write_line(struct trace *t)
 {
         const char *p = t->buf;
@@ -452,12 +468,32 @@ static int write_line(struct trace *t)
                 ssize_t w = write(t->fd, p, n);
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w < 0)
-                        return -errno;
+                if (w < 0) {
+                        int rc = -errno;
+                        if (t->regular && n < t->len && ftruncate(t->fd, t->size) < 0)
+                                rc = -errno;
+                        return rc;
+                }
                 p += w;
                 n -= (size_t)w;
         }
+        t->size += (off_t)t->len;
+        t->lines++;
         return 0;
+}
+
+/* The first failure ends the trace: a later, smaller event that fits
+ * would leave a hole no reader could see. */
+static void fail_at(struct trace *t, const json_t *ev, int rc)
+{
+        t->status = rc;
+        snprintf(t->error, sizeof(t->error),
+                 "trace %s: %s at event %lld (%s): not recorded from there on (%llu events kept)",
+                 t->path, strerror(-rc), (long long)json_integer_value(json_object_get(ev, "seq")),
+                 json_string_value(json_object_get(ev, "type")) != NULL
+                     ? json_string_value(json_object_get(ev, "type"))
+                     : "?",
+                 (unsigned long long)t->lines);
 }
 
 void trace_event(const json_t *event, void *ud)
@@ -468,6 +504,8 @@ void trace_event(const json_t *event, void *ud)
         struct keys k;
         int rc;
 
+        if (t->status < 0)
+                return;
         keys_load(&k);
         if (needs_scrub(event, &k)) {
                 copy = json_deep_copy(event);
@@ -484,8 +522,8 @@ void trace_event(const json_t *event, void *ud)
         else
                 rc = write_line(t);
 out:
-        if (rc < 0 && t->status == 0)
-                t->status = rc;
+        if (rc < 0)
+                fail_at(t, event, rc);
         json_decref(copy);
 }
 

@@ -37,8 +37,16 @@ const char *trace_path(const struct trace *t);
 void trace_event(const json_t *event, void *ud);
 
 /* 0, or the -errno of the first write that failed (disk full...), so the
- * session can tell the operator that the trace is incomplete. */
+ * session can tell the operator that the trace is incomplete. That failure
+ * ends the trace: the file keeps the whole lines written before it (a line
+ * the disk took only part of is cut off again) and no later event is
+ * written. */
 int trace_status(const struct trace *t);
+
+/* "" while the trace is whole; after a failure what to tell the operator:
+ * "trace PATH: No space left on device at event 812 (tool.output): not
+ * recorded from there on (811 events kept)". */
+const char *trace_error(const struct trace *t);
 
 void trace_close(struct trace *t);
 

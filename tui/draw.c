@@ -304,6 +304,13 @@ static void draw_header(struct app *a)
                 draw_put(a, 0, x, COLS - x - 1, THEME_HEADER,
                          a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
         }
+        /* a trace that stopped takes the meter's row: the operator must not
+         * believe a session recorded that is not */
+        if (a->trace != NULL && trace_status(a->trace) < 0) {
+                draw_fill(a, 1, 0, COLS, THEME_DIALOG_DANGER);
+                draw_put(a, 1, 1, COLS - 2, THEME_DIALOG_DANGER, trace_error(a->trace));
+                return;
+        }
         if (a->vm != NULL)
                 viewmodel_host(a->vm, &h);
         fmt_bytes(el, sizeof(el), h.mem_bytes);

@@ -27,7 +27,8 @@ struct trace {
         int fd;
         int status;
         char *path;
-        char *buf; /* one line, reused */
+        char *session_id; /* of a default path, NULL for --trace's */
+        char *buf;        /* one line, reused */
         size_t len, cap;
         bool regular; /* a regular file: a cut line can be taken back */
         off_t size;   /* bytes of the whole lines written */
@@ -158,8 +159,10 @@ static int sessions_dir(char *dir, char *err, size_t errlen)
 }
 
 /* Creates $XDG_STATE_HOME/proctor/sessions/<id>.jsonl, a new file: never
- * one that exists, nor one reached through a symbolic link. */
-static int open_default(const char *session_id, char *path, size_t len, char *err, size_t errlen)
+ * one that exists, nor one reached through a symbolic link. Without
+ * `create` only the path and the directories: 0 when they will do. */
+static int open_default(const char *session_id, bool create, char *path, size_t len, char *err,
+                        size_t errlen)
 {
         char name[160];
         size_t n;
@@ -185,6 +188,10 @@ static int open_default(const char *session_id, char *path, size_t len, char *er
         if (dfd < 0)
                 return dfd;
         path[n] = '/';
+        if (!create) {
+                close(dfd);
+                return 0;
+        }
         fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
                     0600);
         rc = fd < 0 ? -errno : 0;
@@ -199,11 +206,22 @@ static int open_default(const char *session_id, char *path, size_t len, char *er
 /* Opens the --trace file. One trace file holds one session, so an existing
  * one is emptied (the supervisor reuses it for each new session), but never
  * through a symbolic link, and never someone else's file. */
-static int open_explicit(const char *path, char *err, size_t errlen)
+static int open_explicit(const char *path, bool create, char *err, size_t errlen)
 {
         struct stat st;
         int fd, rc;
 
+        if (!create) { /* the refusals below, without touching the file */
+                if (lstat(path, &st) < 0)
+                        return 0;
+                if (S_ISLNK(st.st_mode)) {
+                        snprintf(err, errlen, "%s: is a symbolic link; refusing to follow it",
+                                 path);
+                        return -ELOOP;
+                }
+                return S_ISREG(st.st_mode) ? refuse_foreign(&st, path, "overwrite it", err, errlen)
+                                           : 0;
+        }
         fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0) {
                 rc = -errno;
@@ -232,36 +250,60 @@ static int open_explicit(const char *path, char *err, size_t errlen)
         return fd;
 }
 
-int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
-               size_t errlen)
+/* Makes (or empties) the file; from here on events go to it. */
+static int make_file(struct trace *t, char *err, size_t errlen)
 {
         char buf[PATH_MAX];
-        struct trace *t;
         struct stat st;
-        int fd;
+        int fd = t->session_id == NULL
+                     ? open_explicit(t->path, true, err, errlen)
+                     : open_default(t->session_id, true, buf, sizeof(buf), err, errlen);
 
-        if (path == NULL) {
-                fd = open_default(session_id, buf, sizeof(buf), err, errlen);
-                path = buf;
-        } else {
-                fd = open_explicit(path, err, errlen);
-        }
         if (fd < 0)
                 return fd;
-        t = calloc(1, sizeof(*t));
-        if (t == NULL || (t->path = strdup(path)) == NULL) {
-                free(t);
-                close(fd);
-                snprintf(err, errlen, "out of memory");
-                return -ENOMEM;
-        }
         t->fd = fd;
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
                 t->regular = true;
                 t->size = st.st_size;
         }
+        return 0;
+}
+
+int trace_prepare(const char *path, const char *session_id, struct trace **out, char *err,
+                  size_t errlen)
+{
+        char buf[PATH_MAX];
+        struct trace *t;
+        int rc;
+
+        rc = path == NULL ? open_default(session_id, false, buf, sizeof(buf), err, errlen)
+                          : open_explicit(path, false, err, errlen);
+        if (rc < 0)
+                return rc;
+        t = calloc(1, sizeof(*t));
+        if (t == NULL || (t->path = strdup(path != NULL ? path : buf)) == NULL ||
+            (path == NULL && (t->session_id = strdup(session_id)) == NULL)) {
+                if (t != NULL)
+                        free(t->path);
+                free(t);
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        t->fd = -1;
         *out = t;
         return 0;
+}
+
+int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
+               size_t errlen)
+{
+        int rc = trace_prepare(path, session_id, out, err, errlen);
+
+        if (rc == 0 && (rc = make_file(*out, err, errlen)) < 0) {
+                trace_close(*out);
+                *out = NULL;
+        }
+        return rc;
 }
 
 const char *trace_path(const struct trace *t)
@@ -283,9 +325,11 @@ void trace_close(struct trace *t)
 {
         if (t == NULL)
                 return;
-        close(t->fd);
+        if (t->fd >= 0)
+                close(t->fd);
         free(t->buf);
         free(t->path);
+        free(t->session_id);
         free(t);
 }
 
@@ -484,16 +528,22 @@ static int write_line(struct trace *t)
 
 /* The first failure ends the trace: a later, smaller event that fits
  * would leave a hole no reader could see. */
-static void fail_at(struct trace *t, const json_t *ev, int rc)
+static void fail_at(struct trace *t, const json_t *ev, int rc, const char *cause)
 {
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
+
         t->status = rc;
-        snprintf(t->error, sizeof(t->error),
-                 "trace %s: %s at event %lld (%s): not recorded from there on (%llu events kept)",
-                 t->path, strerror(-rc), (long long)json_integer_value(json_object_get(ev, "seq")),
-                 json_string_value(json_object_get(ev, "type")) != NULL
-                     ? json_string_value(json_object_get(ev, "type"))
-                     : "?",
-                 (unsigned long long)t->lines);
+        if (cause != NULL) /* the file could not be made: cause names it */
+                snprintf(t->error, sizeof(t->error),
+                         "trace %s: not recorded from event %lld (%s) on", cause, seq,
+                         type != NULL ? type : "?");
+        else
+                snprintf(t->error, sizeof(t->error),
+                         "trace %s: %s at event %lld (%s): not recorded from there on (%llu "
+                         "events kept)",
+                         t->path, strerror(-rc), seq, type != NULL ? type : "?",
+                         (unsigned long long)t->lines);
 }
 
 void trace_event(const json_t *event, void *ud)
@@ -506,6 +556,13 @@ void trace_event(const json_t *event, void *ud)
 
         if (t->status < 0)
                 return;
+        if (t->fd < 0) {
+                char cause[PATH_MAX + 100];
+                if ((rc = make_file(t, cause, sizeof(cause))) < 0) {
+                        fail_at(t, event, rc, cause);
+                        return;
+                }
+        }
         keys_load(&k);
         if (needs_scrub(event, &k)) {
                 copy = json_deep_copy(event);
@@ -523,7 +580,7 @@ void trace_event(const json_t *event, void *ud)
                 rc = write_line(t);
 out:
         if (rc < 0)
-                fail_at(t, event, rc);
+                fail_at(t, event, rc, NULL);
         json_decref(copy);
 }
 

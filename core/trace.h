@@ -19,6 +19,15 @@ struct trace;
 int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
                size_t errlen);
 
+/* As trace_open, but the file is made (or emptied) only when the first
+ * event comes, so a supervisor left on its setup screen leaves no empty
+ * trace behind. What can be refused without touching the file (a planted
+ * sessions directory, a --trace path that is a symbolic link or another
+ * user's file) is refused here; a later failure to make it shows in
+ * trace_status and trace_error like a failed write. */
+int trace_prepare(const char *path, const char *session_id, struct trace **out, char *err,
+                  size_t errlen);
+
 const char *trace_path(const struct trace *t);
 
 /* A bus_fn (ud is the trace). Appends the event as one compact JSON line

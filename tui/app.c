@@ -132,7 +132,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         if (rc < 0)
                 return rc;
         a->cg_limits = session_cgroup_limits(a->s);
-        rc = trace_open(a->o.trace, session_id(a->s), &a->trace, err, errlen);
+        /* the file comes with the first event: none for a session never started */
+        rc = trace_prepare(a->o.trace, session_id(a->s), &a->trace, err, errlen);
         if (rc == 0)
                 rc = session_protect(a->s, trace_path(a->trace), err, errlen);
         if (rc < 0)

@@ -379,38 +379,42 @@ static void draw_help(struct app *a)
                 draw_put(a, y + 2 + i, x + 2, w - 4, THEME_HELP, keys[i]);
 }
 
+/* A question over two lines: what would happen, cut to fit when it names a
+ * long command, then the keys, which always show whole. */
 static void draw_dialog(struct app *a)
 {
-        char line[400];
-        int w = 70, h = 5, y = LINES / 2 - 2, x = (COLS - w) / 2, i;
+        char q[400];
+        const char *keys = "y kills, n/Esc cancel";
+        int w, h = 6, y = LINES / 2 - 3, x, i;
 
         if (a->dialog == DIALOG_KILL) {
                 long k = viewmodel_exec_find(a->vm, a->dialog_exec);
                 const struct viewmodel_exec *e = k >= 0 ? viewmodel_exec(a->vm, (size_t)k) : NULL;
                 long c = e != NULL && e->call >= 0 ? e->call : -1;
-                snprintf(line, sizeof(line), "Kill execution #%llu (%s)?  y kills, n/Esc cancel",
+                snprintf(q, sizeof(q), "Kill execution #%llu (%s)?",
                          (unsigned long long)a->dialog_exec,
                          c >= 0 ? viewmodel_call(a->vm, (size_t)c)->summary : "no call");
         } else if (a->dialog == DIALOG_KILL_ALL) {
                 struct viewmodel_host hh;
                 viewmodel_host(a->vm, &hh);
                 if (hh.queued > 0)
-                        snprintf(line, sizeof(line),
-                                 "Kill %u executions, cancel %u queued calls?  y kills, n/Esc "
-                                 "cancel",
+                        snprintf(q, sizeof(q), "Kill %u executions, cancel %u queued calls?",
                                  hh.running, hh.queued);
                 else
-                        snprintf(line, sizeof(line),
-                                 "Kill all %u running executions?  y kills, n/Esc cancel",
-                                 hh.running);
+                        snprintf(q, sizeof(q), "Kill all %u running executions?", hh.running);
         } else {
-                snprintf(line, sizeof(line),
-                         "A session is running. Quit and kill everything?  y quits, n/Esc stay");
+                snprintf(q, sizeof(q), "A session is running. Quit and kill everything?");
+                keys = "y quits, n/Esc stay";
         }
+        /* as wide as the question needs, within the screen */
+        w = (int)text_width(q) + 6;
+        w = w < 50 ? 50 : w > COLS - 4 ? COLS - 4 : w;
+        x = (COLS - w) / 2;
         for (i = 0; i < h; i++)
                 draw_fill(a, y + i, x, w, THEME_DIALOG);
         draw_box(a, &(struct layout_rect){y, x, h, w}, "confirm", true);
-        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, line, strlen(line));
+        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, q, strlen(q));
+        draw_put(a, y + 3, x + 2, w - 4, THEME_DIALOG, keys);
 }
 
 /* The tab bar of a narrow terminal, the focused pane's tab highlighted. */

@@ -8,6 +8,11 @@
 . "$(dirname "$0")/tmux.sh"
 
 mkdir -p "$WORK/s"
+cat >"$WORK/s/slow.jsonl" <<'EOF'
+{"content": "Slow.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo a-rather-long-command-line-that-goes-on-and-on-and-on; sleep 60"}}]}
+{"content": "after the slow one"}
+EOF
+echo '{"content": "quick answer"}' >"$WORK/s/quick.jsonl"
 cat >"$WORK/s/outcomes.jsonl" <<'EOF'
 {"content": "One that works.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo works-fine"}}]}
 {"content": "One that fails.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo failing-now; exit 3"}}]}
@@ -112,5 +117,52 @@ $T send-keys -t lc Tab Enter
 expect_screen lc "tool call call_[0-9]+ \(Esc closes\)" "LANG=C: the details of a call"
 check "LANG=C: the details are ASCII only" ascii_only lc
 check "LANG=C: the details keep their borders" intact lc
+
+# ---- confirmations fit: the keys always show whole, 80x24 and wider ----
+for size in 80x24 160x48; do
+        d=dlg${size%x*}
+        start "$d" "$size" "$PROCTOR --mode local --model script:$WORK/s/slow.jsonl"
+        $T send-keys -t "$d" "go" Enter
+        expect_screen "$d" "host: 1 running" "$size: the slow call runs"
+        $T send-keys -t "$d" k
+        expect_screen "$d" "Kill execution #1 \(bash: echo a-rather-long" "$size: k asks, naming the call"
+        expect_screen "$d" "y kills, n/Esc cancel " "$size: the kill dialog shows its keys whole"
+        $T send-keys -t "$d" n
+        $T send-keys -t "$d" K
+        expect_screen "$d" "Kill all 1 running executions\?" "$size: K asks"
+        expect_screen "$d" "y kills, n/Esc cancel " "$size: the kill-all dialog shows its keys whole"
+        $T send-keys -t "$d" Escape
+        $T send-keys -t "$d" q
+        expect_screen "$d" "Quit and kill everything\?" "$size: q asks while the session runs"
+        expect_screen "$d" "y quits, n/Esc stay " "$size: the quit dialog shows its keys whole"
+        $T send-keys -t "$d" y
+        expect_screen "$d" "EXITED 0" "$size: y quits"
+done
+
+# ---- the session's clock and its trace start with the session ----
+st=$WORK/state
+start clk 120x30 "XDG_STATE_HOME=$st $PROCTOR --mode local --model script:$WORK/s/quick.jsonl"
+expect_screen clk "Where should this session's tools run" "the setup screen, left a while"
+sleep 3
+check "no trace file while the setup screen waits" \
+        sh -c "! ls '$st'/proctor/sessions/*.jsonl >/dev/null 2>&1"
+$T send-keys -t clk "go" Enter
+expect_screen clk "quick answer" "the quick session runs"
+expect_screen clk "completed +[0-9]+ms " "the clock counts from the start, not from the setup screen"
+trace=$(ls "$st"/proctor/sessions/*.jsonl 2>/dev/null | head -1)
+check "the trace is made when the session starts" test -s "$trace"
+expect_eq "the trace's first event is the session's start" session.start \
+        "$(head -1 "$trace" | json_field session.start type)"
+check "the trace's clock starts at the session's start" \
+        test "$(head -1 "$trace" | json_field session.start t_ms)" -lt 1000
+$T send-keys -t clk q
+expect_screen clk "EXITED 0" "quit after the quick session"
+rm -rf "$st"
+start qs 120x30 "XDG_STATE_HOME=$st $PROCTOR --mode local"
+expect_screen qs "Where should this session's tools run" "another setup screen"
+$T send-keys -t qs q
+expect_screen qs "EXITED 0" "q on the setup screen quits"
+check "quitting from the setup screen leaves no trace file" \
+        sh -c "! ls '$st'/proctor/sessions/*.jsonl >/dev/null 2>&1"
 
 finish

@@ -43,6 +43,7 @@ struct detail_view {
         long call;
         uint64_t fed;
         bool finished;
+        uint64_t before; /* lines of the output before the cache's first */
 };
 
 struct app {

@@ -196,26 +196,42 @@ static double sample_value(const struct viewmodel_sample *s, enum metric m)
         return m == METRIC_CPU ? s->cpu_pct : m == METRIC_MEM ? (double)s->mem_bytes : s->pids;
 }
 
+double draw_metric_top(const struct viewmodel_exec *e, enum metric m)
+{
+        double top = m == METRIC_MEM ? (double)e->limits.memory_bytes : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), i;
+
+        if (m == METRIC_CPU)
+                return 100.0;
+        if (top > 0)
+                return top;
+        top = m == METRIC_MEM ? 64.0 * 1024 * 1024 : 16;
+        for (i = 0; i < n; i++)
+                while (sample_value(viewmodel_exec_sample(e, i), m) > top)
+                        top *= 2;
+        return top;
+}
+
 void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width, enum metric m)
 {
         static const char *const bars[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                            "\u2585", "\u2586", "\u2587", "\u2588"};
-        size_t n = viewmodel_exec_nsamples(e), i, o = 0;
-        size_t from = width > 0 && n > (size_t)width ? n - (size_t)width : 0;
-        double top = m == METRIC_CPU   ? 100.0
-                     : m == METRIC_MEM ? (double)e->limits.memory_bytes
-                                       : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), cols, j, i, o = 0;
+        double top = draw_metric_top(e, m);
 
         out[0] = '\0';
-        if (width <= 0)
+        if (width <= 0 || n == 0)
                 return;
-        if (top <= 0)
-                for (i = from; i < n; i++)
-                        if (sample_value(viewmodel_exec_sample(e, i), m) > top)
-                                top = sample_value(viewmodel_exec_sample(e, i), m);
-        for (i = from; i < n && o + 4 < len; i++) {
-                double v = sample_value(viewmodel_exec_sample(e, i), m);
-                int k = top <= 0 || v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
+        cols = n < (size_t)width ? n : (size_t)width;
+        /* the whole history: a column per bucket, or the highest of the
+         * buckets that share one when there are more than columns */
+        for (j = 0; j < cols && o + 4 < len; j++) {
+                double v = 0;
+                for (i = j * n / cols; i < (j + 1) * n / cols; i++) {
+                        double x = sample_value(viewmodel_exec_sample(e, i), m);
+                        v = x > v ? x : v;
+                }
+                int k = v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
                 memcpy(out + o, bars[k > 7 ? 7 : k], 3);
                 o += 3;
         }

@@ -330,3 +330,8 @@ uint64_t text_lines_total(const struct text_lines *tl)
 {
         return tl->total;
 }
+
+uint64_t text_lines_dropped(const struct text_lines *tl)
+{
+        return tl->total - tl->count;
+}

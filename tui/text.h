@@ -78,4 +78,8 @@ const char *text_lines_get(const struct text_lines *tl, size_t i);
 /* Lines completed since the start, including those the ring dropped. */
 uint64_t text_lines_total(const struct text_lines *tl);
 
+/* Lines the ring dropped: line 0 of text_lines_get is the stream's line
+ * text_lines_dropped() + 1, counting from 1. */
+uint64_t text_lines_dropped(const struct text_lines *tl);
+
 #endif

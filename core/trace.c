@@ -31,6 +31,7 @@ struct trace {
         char *buf;        /* one line, reused */
         size_t len, cap;
         bool regular; /* a regular file: a cut line can be taken back */
+        bool cut;     /* ...but could not be */
         off_t size;   /* bytes of the whole lines written */
         uint64_t lines;
         char error[PATH_MAX + 160];
@@ -515,7 +516,7 @@ static int write_line(struct trace *t)
                 if (w < 0) {
                         int rc = -errno;
                         if (t->regular && n < t->len && ftruncate(t->fd, t->size) < 0)
-                                rc = -errno;
+                                t->cut = true; /* replay will report the line */
                         return rc;
                 }
                 p += w;
@@ -541,9 +542,9 @@ static void fail_at(struct trace *t, const json_t *ev, int rc, const char *cause
         else
                 snprintf(t->error, sizeof(t->error),
                          "trace %s: %s at event %lld (%s): not recorded from there on (%llu "
-                         "events kept)",
+                         "events kept%s)",
                          t->path, strerror(-rc), seq, type != NULL ? type : "?",
-                         (unsigned long long)t->lines);
+                         (unsigned long long)t->lines, t->cut ? ", then a cut line" : "");
 }
 
 void trace_event(const json_t *event, void *ud)

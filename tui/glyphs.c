@@ -1,7 +1,8 @@
 /* glyphs: ASCII stand-ins for what a non-UTF-8 terminal cannot show. With
  * LANG=C ncurses draws a UTF-8 byte as "~V" or "M-b", several cells for one
- * and spilling into the next pane; drawing these instead keeps every
- * character one cell wide (two for a wide one) as the layout assumed. */
+ * and spilling into the next pane; a stand-in takes the columns the
+ * character would have (only the ellipsis, "...", takes more, and text_fit
+ * measures it so). Box lines need none: ncurses draws them from terminfo. */
 #include "tui/glyphs.h"
 
 #include <string.h>

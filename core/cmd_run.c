@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,7 +260,8 @@ static void print_help(void)
                "Runs a whole agent session headless: the assistant's text on stdout, progress\n"
                "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
-               "interrupted (Ctrl-C).\n\noptions:\n%s%s"
+               "interrupted (Ctrl-C), 3 when it completed but its trace could not be written\n"
+               "in full.\n\noptions:\n%s%s"
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops (default 100)\n"
@@ -287,6 +289,24 @@ static char *join_args(int argc, char **argv)
         return s;
 }
 
+/* Subscribed after the trace writer: says at once, on stderr, when the
+ * trace could not take an event, so the operator knows while the session
+ * goes on that it is not being recorded. */
+struct trace_watch {
+        struct trace *trace;
+        bool told;
+};
+
+static void watch_trace(const json_t *ev, void *ud)
+{
+        struct trace_watch *w = ud;
+
+        if (w->told || trace_status(w->trace) == 0)
+                return;
+        w->told = true;
+        fprintf(stderr, "proctor run: %s\n", trace_error(w->trace));
+}
+
 int cmd_run_main(int argc, char **argv)
 {
         static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
@@ -294,6 +314,7 @@ int cmd_run_main(int argc, char **argv)
         struct options o;
         struct run r = {.at_line_start = true};
         struct trace *trace = NULL;
+        struct trace_watch watch = {0};
         struct bus *bus;
         uv_loop_t loop;
         char err[512];
@@ -346,6 +367,8 @@ int cmd_run_main(int argc, char **argv)
                 return 2;
         }
         bus_subscribe(bus, trace_event, trace);
+        watch.trace = trace;
+        bus_subscribe(bus, watch_trace, &watch);
         r.json = o.json;
         termout_init(&r.out, 1, o.raw);
         termout_init(&r.err, 2, o.raw);
@@ -371,7 +394,11 @@ int cmd_run_main(int argc, char **argv)
         }
         session_end(r.s);
         if (!o.json)
-                fprintf(stderr, "proctor: trace %s\n", trace_path(trace));
+                fprintf(stderr, "proctor: trace %s%s\n", trace_path(trace),
+                        trace_status(trace) < 0 ? " (incomplete: see above)" : "");
+        /* a session that went well but was not recorded in full is no success */
+        if (trace_status(trace) < 0 && status == 0)
+                status = 3;
         session_free(r.s);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);

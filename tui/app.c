@@ -5,6 +5,7 @@
 #include "tui/app.h"
 
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "core/config.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
+#include "tui/glyphs.h"
 #include "tui/layout.h"
 #include "tui/terminal.h"
 #include "tui/tui.h"
@@ -141,7 +143,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         if (rc < 0)
                 return rc;
         a->cg_limits = session_cgroup_limits(a->s);
-        rc = trace_open(a->o.trace, session_id(a->s), &a->trace, err, errlen);
+        /* the file comes with the first event: none for a session never started */
+        rc = trace_prepare(a->o.trace, session_id(a->s), &a->trace, err, errlen);
         if (rc == 0)
                 rc = session_protect(a->s, trace_path(a->trace), err, errlen);
         if (rc < 0)
@@ -644,10 +647,14 @@ void app_start_terminal(struct app *a)
         fputs("\033[?2004h", stdout);
         fflush(stdout);
         mousemask(MOUSE_EVENTS, NULL);
-        if (has_colors())
-                start_color(); /* COLORS is known only after this */
+        /* a UTF-8 byte in another locale is drawn as "~V", spilling over */
+        a->ascii = !glyphs_codeset_is_utf8(nl_langinfo(CODESET));
+        /* start_color only when colours are wanted: it alone makes ncurses
+         * paint every cell white on black, NO_COLOR or not */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,
-                                has_colors() ? COLORS : -1);
+                                has_colors() ? tigetnum("colors") : -1);
+        if (a->depth != COLOR_MONO)
+                start_color();
         /* ncurses draws 24-bit colour only with a direct-colour terminfo */
         if (a->depth == COLOR_TRUE && COLORS < 0x1000000)
                 a->depth = COLORS >= 256 ? COLOR_256 : COLORS >= 16 ? COLOR_16 : COLOR_8;

@@ -55,6 +55,7 @@ struct detail_view {
         long call;
         uint64_t fed;
         bool finished;
+        uint64_t before; /* lines of the output before the cache's first */
 };
 
 struct app {
@@ -112,6 +113,7 @@ struct app {
         uint64_t last_frame_ms;
         struct theme theme;
         enum color_depth depth;
+        bool ascii; /* the locale is not UTF-8: draw ASCII only (tui/glyphs.h) */
         char themes[THEME_LIST_MAX][THEME_NAME_MAX];
         size_t nthemes, theme_i;
         char themes_dir[PATH_MAX];

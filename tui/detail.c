@@ -76,6 +76,8 @@ static struct text_lines *output_lines(struct app *a, long call)
                 d->vm = a->vm;
                 d->call = call;
                 d->finished = false;
+                /* the model kept only the tail: number lines from the start */
+                d->before = c->output_dropped_lines;
                 text_lines_append(d->lines, c->output, c->output_len);
         } else if (delta > 0) {
                 text_lines_append(d->lines, c->output + c->output_len - delta, (size_t)delta);
@@ -123,6 +125,7 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
         int bottom = r->y + r->h - 1, x = r->x + 2, w = r->w - 4, rows = bottom - y - 1, used;
         long n = tl != NULL ? (long)text_lines_count(tl) : 0, first, i;
         char title[256], got[16];
+        uint64_t before;
 
         if (rows < 1)
                 return;
@@ -146,16 +149,18 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
                 used +=
                     output_line(a, text_lines_get(tl, (size_t)i), used, x, w, bottom - used, true);
         fmt_bytes(got, sizeof(got), c != NULL ? c->output_bytes : 0);
+        /* lines counted from the output's start, whatever was let go */
+        before = tl != NULL ? d->before + text_lines_dropped(tl) : 0;
         if (c == NULL)
                 snprintf(title, sizeof(title), " output: none (no tool call) ");
         else if (n == 0)
                 snprintf(title, sizeof(title), " output of %s: nothing yet ", c->id);
         else
-                snprintf(title, sizeof(title), " output of %s: %s, lines %ld-%ld of %ld%s%s ",
-                         c->id, got, first + 1, first + d->shown, n,
-                         c->output_dropped || text_lines_total(tl) > (uint64_t)n
-                             ? " (older dropped)"
-                             : "",
+                snprintf(title, sizeof(title), " output of %s: %s, lines %llu-%llu of %llu%s%s ",
+                         c->id, got, (unsigned long long)(before + (uint64_t)first + 1),
+                         (unsigned long long)(before + (uint64_t)(first + d->shown)),
+                         (unsigned long long)(before + (uint64_t)n),
+                         before > 0 ? " (older dropped)" : "",
                          d->follow ? ", following" : ", End follows");
         draw_rule(a, y, r->x + 1, r->w - 2, title);
 }
@@ -220,6 +225,28 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
         draw_output(a, r, y, i);
 }
 
+/* What the graphs above span: the time from the first sample to the last,
+ * and what a full-height bar stands for. */
+static void graph_scale(struct app *a, int y, int x, int w, const struct viewmodel_exec *e)
+{
+        char line[256], span[16], mem[16];
+        double mtop = draw_metric_top(e, METRIC_MEM), ptop = draw_metric_top(e, METRIC_PIDS);
+
+        if (viewmodel_exec_nsamples(e) == 0) {
+                draw_put(a, y, x, w, THEME_TEXT_DIM,
+                         "graphs   no samples: it ended before the first");
+                return;
+        }
+        fmt_ms(span, sizeof(span), viewmodel_exec_history_ms(e));
+        fmt_bytes(mem, sizeof(mem), (uint64_t)mtop);
+        snprintf(line, sizeof(line),
+                 "graphs   the whole run, %s, oldest left; full height: cpu 100%%, mem %s%s, "
+                 "pids %.0f%s",
+                 span, mem, e->limits.memory_bytes ? "" : " (no limit)", ptop,
+                 e->limits.pids ? "" : " (no limit)");
+        draw_put(a, y, x, w, THEME_TEXT_DIM, line);
+}
+
 static void draw_exec(struct app *a, const struct layout_rect *r, long i)
 {
         const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
@@ -275,6 +302,7 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
                 draw_put_untrusted(a, y++, x, w, THEME_ERROR, e->error, strlen(e->error));
         for (m = 0; m < METRIC_COUNT; m++)
                 draw_metric(a, y++, x, w, 13, e, (enum metric)m);
+        graph_scale(a, y++, x, w, e);
         draw_output(a, r, y, e->call);
 }
 

@@ -22,14 +22,21 @@ void draw_setup_colors(struct app *a)
 {
         int r;
 
-        if (a->depth == COLOR_MONO || !has_colors())
+        if (a->depth == COLOR_MONO || !has_colors()) {
+                bkgdset(' ');
                 return;
+        }
+        /* -1 is then the terminal's own colour, for roles the theme leaves
+         * at "default" */
         use_default_colors();
         for (r = 0; r < THEME_ROLE_COUNT; r++) {
                 struct color_spec c = color_resolve(&a->theme, (enum theme_role)r, a->depth);
                 /* extended: truecolor values do not fit a short */
                 init_extended_pair(pair_of((enum theme_role)r), c.fg, c.bg);
         }
+        /* blank cells too take the theme's background, not the terminal's:
+         * else a light theme is patchy on a dark terminal and vice versa */
+        bkgdset(' ' | COLOR_PAIR(pair_of(THEME_BACKGROUND)));
 }
 
 static attr_t attrs_of(struct app *a, enum theme_role r)
@@ -56,7 +63,9 @@ void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char 
 
         if (w <= 0 || y < 0 || y >= LINES)
                 return;
-        if (text_fit(buf, sizeof(buf), safe, w, TEXT_FIT_ELLIPSIS) < 0 && buf[0] == '\0')
+        if (text_fit(buf, sizeof(buf), safe, w,
+                     TEXT_FIT_ELLIPSIS | (a->ascii ? TEXT_FIT_ASCII : 0)) < 0 &&
+            buf[0] == '\0')
                 return;
         attrset(attrs_of(a, r));
         mvaddstr(y, x, buf);
@@ -187,26 +196,42 @@ static double sample_value(const struct viewmodel_sample *s, enum metric m)
         return m == METRIC_CPU ? s->cpu_pct : m == METRIC_MEM ? (double)s->mem_bytes : s->pids;
 }
 
+double draw_metric_top(const struct viewmodel_exec *e, enum metric m)
+{
+        double top = m == METRIC_MEM ? (double)e->limits.memory_bytes : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), i;
+
+        if (m == METRIC_CPU)
+                return 100.0;
+        if (top > 0)
+                return top;
+        top = m == METRIC_MEM ? 64.0 * 1024 * 1024 : 16;
+        for (i = 0; i < n; i++)
+                while (sample_value(viewmodel_exec_sample(e, i), m) > top)
+                        top *= 2;
+        return top;
+}
+
 void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width, enum metric m)
 {
         static const char *const bars[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                            "\u2585", "\u2586", "\u2587", "\u2588"};
-        size_t n = viewmodel_exec_nsamples(e), i, o = 0;
-        size_t from = width > 0 && n > (size_t)width ? n - (size_t)width : 0;
-        double top = m == METRIC_CPU   ? 100.0
-                     : m == METRIC_MEM ? (double)e->limits.memory_bytes
-                                       : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), cols, j, i, o = 0;
+        double top = draw_metric_top(e, m);
 
         out[0] = '\0';
-        if (width <= 0)
+        if (width <= 0 || n == 0)
                 return;
-        if (top <= 0)
-                for (i = from; i < n; i++)
-                        if (sample_value(viewmodel_exec_sample(e, i), m) > top)
-                                top = sample_value(viewmodel_exec_sample(e, i), m);
-        for (i = from; i < n && o + 4 < len; i++) {
-                double v = sample_value(viewmodel_exec_sample(e, i), m);
-                int k = top <= 0 || v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
+        cols = n < (size_t)width ? n : (size_t)width;
+        /* the whole history: a column per bucket, or the highest of the
+         * buckets that share one when there are more than columns */
+        for (j = 0; j < cols && o + 4 < len; j++) {
+                double v = 0;
+                for (i = j * n / cols; i < (j + 1) * n / cols; i++) {
+                        double x = sample_value(viewmodel_exec_sample(e, i), m);
+                        v = x > v ? x : v;
+                }
+                int k = v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
                 memcpy(out + o, bars[k > 7 ? 7 : k], 3);
                 o += 3;
         }
@@ -295,6 +320,13 @@ static void draw_header(struct app *a)
                 draw_put(a, 0, x, COLS - x - 1, THEME_HEADER,
                          a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
         }
+        /* a trace that stopped takes the meter's row: the operator must not
+         * believe a session recorded that is not */
+        if (a->trace != NULL && trace_status(a->trace) < 0) {
+                draw_fill(a, 1, 0, COLS, THEME_DIALOG_DANGER);
+                draw_put(a, 1, 1, COLS - 2, THEME_DIALOG_DANGER, trace_error(a->trace));
+                return;
+        }
         if (a->vm != NULL)
                 viewmodel_host(a->vm, &h);
         fmt_bytes(el, sizeof(el), h.mem_bytes);
@@ -355,7 +387,7 @@ static void draw_status(struct app *a)
  * while the prompt has the keys. */
 static void draw_prompt(struct app *a)
 {
-        const bool utf8 = MB_CUR_MAX > 1;
+        const bool utf8 = !a->ascii;
         bool focused =
             !a->replay && (a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing);
         char view[1024], tag[32] = "";
@@ -413,38 +445,42 @@ static void draw_help(struct app *a)
                 draw_put(a, y + 2 + i, x + 2, w - 4, THEME_HELP, keys[i]);
 }
 
+/* A question over two lines: what would happen, cut to fit when it names a
+ * long command, then the keys, which always show whole. */
 static void draw_dialog(struct app *a)
 {
-        char line[400];
-        int w = 70, h = 5, y = LINES / 2 - 2, x = (COLS - w) / 2, i;
+        char q[400];
+        const char *keys = "y kills, n/Esc cancel";
+        int w, h = 6, y = LINES / 2 - 3, x, i;
 
         if (a->dialog == DIALOG_KILL) {
                 long k = viewmodel_exec_find(a->vm, a->dialog_exec);
                 const struct viewmodel_exec *e = k >= 0 ? viewmodel_exec(a->vm, (size_t)k) : NULL;
                 long c = e != NULL && e->call >= 0 ? e->call : -1;
-                snprintf(line, sizeof(line), "Kill execution #%llu (%s)?  y kills, n/Esc cancel",
+                snprintf(q, sizeof(q), "Kill execution #%llu (%s)?",
                          (unsigned long long)a->dialog_exec,
                          c >= 0 ? viewmodel_call(a->vm, (size_t)c)->summary : "no call");
         } else if (a->dialog == DIALOG_KILL_ALL) {
                 struct viewmodel_host hh;
                 viewmodel_host(a->vm, &hh);
                 if (hh.queued > 0)
-                        snprintf(line, sizeof(line),
-                                 "Kill %u executions, cancel %u queued calls?  y kills, n/Esc "
-                                 "cancel",
+                        snprintf(q, sizeof(q), "Kill %u executions, cancel %u queued calls?",
                                  hh.running, hh.queued);
                 else
-                        snprintf(line, sizeof(line),
-                                 "Kill all %u running executions?  y kills, n/Esc cancel",
-                                 hh.running);
+                        snprintf(q, sizeof(q), "Kill all %u running executions?", hh.running);
         } else {
-                snprintf(line, sizeof(line),
-                         "A session is running. Quit and kill everything?  y quits, n/Esc stay");
+                snprintf(q, sizeof(q), "A session is running. Quit and kill everything?");
+                keys = "y quits, n/Esc stay";
         }
+        /* as wide as the question needs, within the screen */
+        w = (int)text_width(q) + 6;
+        w = w < 50 ? 50 : w > COLS - 4 ? COLS - 4 : w;
+        x = (COLS - w) / 2;
         for (i = 0; i < h; i++)
                 draw_fill(a, y + i, x, w, THEME_DIALOG);
         draw_box(a, &(struct layout_rect){y, x, h, w}, "confirm", true);
-        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, line, strlen(line));
+        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, q, strlen(q));
+        draw_put(a, y + 3, x + 2, w - 4, THEME_DIALOG, keys);
 }
 
 /* The tab bar of a narrow terminal, the focused pane's tab highlighted. */

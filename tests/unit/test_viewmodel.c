@@ -649,24 +649,34 @@ static void test_stats_ring(void **state)
         assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY);
         assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == 0.0f);
         assert_true(viewmodel_exec_sample(e, VM_HISTORY - 1)->cpu_pct == (float)(VM_HISTORY - 1));
+        assert_int_equal(viewmodel_exec_sample_span(e), 1);
+        /* Full: pairs merge, each bucket keeping the higher of the two, and
+         * the history still starts at the first sample. */
         for (i = VM_HISTORY; i < VM_HISTORY + 10; i++)
                 exec_stats(vm, 10 + i, 3, (double)i, i * 1000, (int)i % 7);
         e = exec_by_id(vm, 3);
-        assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY);
+        assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY / 2 + 5);
+        assert_int_equal(viewmodel_exec_sample_span(e), 2);
         assert_int_equal(e->nsamples, VM_HISTORY + 10);
-        for (i = 0; i < VM_HISTORY; i++) {
+        for (i = 0; i < VM_HISTORY / 2 + 5; i++) {
                 const struct viewmodel_sample *s = viewmodel_exec_sample(e, i);
-                assert_true(s->cpu_pct == (float)(i + 10));
-                assert_int_equal(s->mem_bytes, (i + 10) * 1000);
-                assert_int_equal(s->pids, (i + 10) % 7);
+                size_t hi = 2 * i + 1;
+                assert_true(s->cpu_pct == (float)hi);
+                assert_int_equal(s->mem_bytes, hi * 1000);
+                assert_int_equal(s->pids, (uint32_t)((2 * i) % 7 > hi % 7 ? (2 * i) % 7 : hi % 7));
         }
-        assert_null(viewmodel_exec_sample(e, VM_HISTORY));
-        /* Many times round. */
+        assert_null(viewmodel_exec_sample(e, VM_HISTORY / 2 + 5));
+        assert_int_equal(viewmodel_exec_history_ms(e), VM_HISTORY + 9);
+        /* Many times over: still the whole life, in at most VM_HISTORY. */
         for (i = VM_HISTORY + 10; i < 1000; i++)
                 exec_stats(vm, 10 + i, 3, (double)i, i * 1000, 1);
         e = exec_by_id(vm, 3);
-        assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == (float)(1000 - VM_HISTORY));
-        assert_true(viewmodel_exec_sample(e, VM_HISTORY - 1)->cpu_pct == 999.0f);
+        assert_true(viewmodel_exec_nsamples(e) <= VM_HISTORY);
+        assert_true(viewmodel_exec_nsamples(e) > VM_HISTORY / 2);
+        assert_int_equal(viewmodel_exec_sample_span(e), 16);
+        assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == 15.0f);
+        assert_true(viewmodel_exec_sample(e, viewmodel_exec_nsamples(e) - 1)->cpu_pct == 999.0f);
+        assert_int_equal(viewmodel_exec_history_ms(e), 999);
         assert_true(e->stats.cpu_pct == 999.0);
 }
 

@@ -44,6 +44,8 @@ void app_close_terminal(struct app *a)
         int i;
 
         restore_terminal();
+        listview_free(&a->lists[PANE_TOOLS]);
+        listview_free(&a->lists[PANE_EXECS]);
         if (a->replay)
                 uv_close((uv_handle_t *)&a->play, NULL);
         uv_close((uv_handle_t *)&a->in, NULL);
@@ -108,6 +110,7 @@ void app_reset_view(struct app *a)
                 a->top[p] = 0;
         }
         a->scroll = 0;
+        a->filtering = -1;
         detail_close(a);
         draw_forget(a);
 }

@@ -16,6 +16,7 @@
 #include "core/trace.h"
 #include "core/viewmodel.h"
 #include "tui/color.h"
+#include "tui/listview.h"
 #include "tui/prompt.h"
 #include "tui/theme.h"
 
@@ -90,8 +91,11 @@ struct app {
         enum pane focus;
         long sel[PANE_COUNT];
         bool follow[PANE_COUNT]; /* the selection stays on the newest item */
-        long top[PANE_COUNT];    /* first item drawn */
-        long scroll;             /* transcript lines up from the bottom */
+        long top[PANE_COUNT];    /* first row drawn */
+        /* the list panes' rows, as last drawn: filter and sort (listview) */
+        struct list_view lists[PANE_COUNT];
+        int filtering; /* the pane whose filter is being typed, -1 none */
+        long scroll;   /* transcript lines up from the bottom */
         /* item under each screen row of the tools and executions panes, -1
          * for none, as last drawn: for the mouse */
         long hit[PANE_COUNT][HIT_ROWS];
@@ -125,6 +129,19 @@ struct app {
         double speed; /* 0: as fast as possible */
         uv_timer_t play;
 };
+
+/* The newest item a list pane shows: what a following selection takes. */
+static inline long app_list_newest(const struct app *a, enum pane p)
+{
+        const struct list_view *lv = &a->lists[p];
+        long best = -1;
+        size_t i;
+
+        for (i = 0; i < lv->n; i++)
+                if (lv->rows[i] > best)
+                        best = lv->rows[i];
+        return best;
+}
 
 /* Items in a list pane: the tool calls, or the executions. */
 static inline long app_pane_items(const struct app *a, enum pane p)

@@ -270,8 +270,6 @@ static void open_dialog(struct app *a, enum dialog d)
 
 static void move_sel(struct app *a, long delta)
 {
-        long n;
-
         if (a->detail.open) {
                 detail_scroll(a, delta);
         } else if (a->focus == PANE_TRANSCRIPT) {
@@ -279,14 +277,11 @@ static void move_sel(struct app *a, long delta)
                 if (a->scroll < 0)
                         a->scroll = 0;
         } else {
-                n = app_pane_items(a, a->focus);
-                a->sel[a->focus] += delta;
-                if (a->sel[a->focus] >= n)
-                        a->sel[a->focus] = n - 1;
-                if (a->sel[a->focus] < 0)
-                        a->sel[a->focus] = n > 0 ? 0 : -1;
-                /* back on the newest item: follow new ones again */
-                a->follow[a->focus] = a->sel[a->focus] == n - 1;
+                const struct list_view *lv = &a->lists[a->focus];
+                a->sel[a->focus] = listview_move(lv, a->sel[a->focus], delta);
+                /* back on the last row of the arrival order: follow new ones */
+                a->follow[a->focus] = lv->sort == LIST_SORT_ARRIVAL && lv->n > 0 &&
+                                      a->sel[a->focus] == lv->rows[lv->n - 1];
         }
 }
 
@@ -364,10 +359,105 @@ static void key_mouse(struct app *a)
         }
         a->focus = p;
         if (item >= 0) {
-                long n = app_pane_items(a, p);
+                const struct list_view *lv = &a->lists[p];
                 a->sel[p] = item;
-                a->follow[p] = item == n - 1;
+                a->follow[p] = lv->sort == LIST_SORT_ARRIVAL && item == app_list_newest(a, p);
         }
+}
+
+/* ---- lists: sort, filter, the offender ---- */
+
+/* The list the list keys act on: the focused one, else the executions. */
+static enum pane list_pane(const struct app *a)
+{
+        return a->focus == PANE_TRANSCRIPT ? PANE_EXECS : a->focus;
+}
+
+static const char *pane_noun(enum pane p)
+{
+        return p == PANE_EXECS ? "executions" : "tool calls";
+}
+
+/* P, M, T (as in htop) pick a sort, the same key again the arrival order;
+ * F6 cycles through them. The selection goes to the first row. */
+static void set_sort(struct app *a, enum list_sort s, bool cycle)
+{
+        enum pane p = list_pane(a);
+        struct list_view *lv = &a->lists[p];
+
+        if (cycle)
+                lv->sort = (enum list_sort)((lv->sort + 1) % LIST_SORT_COUNT);
+        else
+                lv->sort = lv->sort == s ? LIST_SORT_ARRIVAL : s;
+        a->focus = p;
+        a->follow[p] = lv->sort == LIST_SORT_ARRIVAL;
+        a->sel[p] = -1;
+        a->top[p] = 0;
+        snprintf(a->status, sizeof(a->status), "%s by %s%s", pane_noun(p),
+                 listview_sort_name(lv->sort),
+                 lv->sort == LIST_SORT_ARRIVAL ? "" : " (the same key again: arrival order)");
+}
+
+/* Typing the focused list's filter: it applies as it is typed. */
+static void key_filter(struct app *a, int kind, wint_t ch)
+{
+        struct list_view *lv = &a->lists[a->filtering];
+        size_t n = strlen(lv->filter);
+        char mb[MB_LEN_MAX + 1];
+        int k;
+
+        if (kind == KEY_CODE_YES ? ch == KEY_BACKSPACE : ch == 127 || ch == 8) {
+                while (n > 0 && ((unsigned char)lv->filter[--n] & 0xc0) == 0x80)
+                        ;
+                lv->filter[n] = '\0';
+        } else if (kind != KEY_CODE_YES && (ch == '\r' || ch == '\n')) {
+                a->filtering = -1;
+        } else if (kind != KEY_CODE_YES && ch == 27) {
+                lv->filter[0] = '\0';
+                a->filtering = -1;
+        } else if (kind != KEY_CODE_YES && ch >= 32 && (k = wctomb(mb, (wchar_t)ch)) > 0 &&
+                   n + (size_t)k < sizeof(lv->filter)) {
+                memcpy(lv->filter + n, mb, (size_t)k);
+                lv->filter[n + (size_t)k] = '\0';
+        }
+        a->follow[a->filtering >= 0 ? (enum pane)a->filtering : list_pane(a)] = false;
+}
+
+static void start_filter(struct app *a)
+{
+        a->filtering = (int)list_pane(a);
+        a->focus = (enum pane)a->filtering;
+        snprintf(a->status, sizeof(a->status),
+                 "filter %s: type to narrow, Enter keeps it, Esc clears it",
+                 pane_noun((enum pane)a->filtering));
+}
+
+/* o: the running execution using the most CPU; O: the most memory. */
+static void jump_to_offender(struct app *a, bool memory)
+{
+        size_t n = viewmodel_nexecs(a->vm), i;
+        long best = -1;
+        double top = -1;
+
+        for (i = 0; i < n; i++) {
+                const struct viewmodel_exec *e = viewmodel_exec(a->vm, i);
+                double v = memory ? (double)e->stats.mem_bytes : e->stats.cpu_pct;
+                if ((e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING) && v > top) {
+                        top = v;
+                        best = (long)i;
+                }
+        }
+        if (best < 0) {
+                snprintf(a->status, sizeof(a->status), "no execution is running");
+                return;
+        }
+        a->focus = PANE_EXECS;
+        a->lists[PANE_EXECS].filter[0] = '\0';
+        a->sel[PANE_EXECS] = best;
+        a->follow[PANE_EXECS] = false;
+        snprintf(a->status, sizeof(a->status), "#%llu uses the most %s (k kills it)",
+                 (unsigned long long)viewmodel_exec(a->vm, (size_t)best)->id,
+                 memory ? "memory" : "CPU");
 }
 
 /* ---- the live view's commands ---- */
@@ -380,6 +470,11 @@ static void key_escape(struct app *a)
 
         if (a->detail.open) {
                 detail_close(a);
+                return;
+        }
+        if (a->focus != PANE_TRANSCRIPT && a->lists[a->focus].filter[0] != '\0') {
+                a->lists[a->focus].filter[0] = '\0';
+                snprintf(a->status, sizeof(a->status), "filter cleared");
                 return;
         }
         if (!a->busy)
@@ -486,6 +581,22 @@ static void key_live(struct app *a, wint_t ch)
         case 't':
                 app_next_theme(a);
                 break;
+        case '/':
+                start_filter(a);
+                break;
+        case 'P':
+                set_sort(a, LIST_SORT_CPU, false);
+                break;
+        case 'M':
+                set_sort(a, LIST_SORT_MEMORY, false);
+                break;
+        case 'T':
+                set_sort(a, LIST_SORT_AGE, false);
+                break;
+        case 'o':
+        case 'O':
+                jump_to_offender(a, ch == 'O');
+                break;
         }
 }
 
@@ -498,6 +609,8 @@ static bool key_global(struct app *a, int kind, wint_t ch)
                 a->help = true;
         } else if (ch == KEY_F(2)) {
                 app_flip_mode(a);
+        } else if (ch == KEY_F(6) && a->screen == SCREEN_LIVE) {
+                set_sort(a, LIST_SORT_ARRIVAL, true);
         } else if (ch == KEY_F(12)) {
                 app_toggle_mouse(a);
         } else if (ch == KEY_F(10)) {
@@ -532,6 +645,10 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
         }
         if (kind == KEY_CODE_YES && ch == KEY_MOUSE) {
                 key_mouse(a);
+                return;
+        }
+        if (a->filtering >= 0 && !a->detail.open) {
+                key_filter(a, kind, ch);
                 return;
         }
         if (prompt_focused(a) && key_prompt(a, kind, ch, alt))

@@ -254,26 +254,51 @@ void draw_transcript(struct app *a, const struct layout_rect *r)
         }
 }
 
-/* Keeps the selection in range, on the newest item while following, and
- * the first item drawn such that the selection shows, for items `rows`
- * rows high in `avail` rows. */
-static void place(struct app *a, enum pane p, long n, int avail, int rows)
+/* Builds the pane's rows (filter, sort), keeps the selection on a shown
+ * item (the newest while following), and the first row drawn such that
+ * the selection shows, for items `rows` rows high in `avail` rows. */
+static void place(struct app *a, enum pane p, int avail, int rows)
 {
-        long fit = avail / rows > 0 ? avail / rows : 1;
+        struct list_view *lv = &a->lists[p];
+        long fit = avail / rows > 0 ? avail / rows : 1, n, srow;
 
-        if (a->follow[p] || a->sel[p] >= n)
-                a->sel[p] = n - 1;
-        if (a->sel[p] < 0)
-                a->sel[p] = n > 0 ? 0 : -1;
-        if (a->top[p] > a->sel[p])
-                a->top[p] = a->sel[p];
-        if (a->top[p] < a->sel[p] - fit + 1)
-                a->top[p] = a->sel[p] - fit + 1;
+        listview_build(lv, a->vm, p == PANE_EXECS);
+        n = (long)lv->n;
+        if (a->follow[p])
+                a->sel[p] = app_list_newest(a, p);
+        srow = listview_row(lv, a->sel[p]);
+        if (srow < 0) { /* hidden by the filter, or gone: the first row */
+                a->sel[p] = n > 0 ? lv->rows[0] : -1;
+                srow = n > 0 ? 0 : -1;
+        }
+        if (a->top[p] > srow)
+                a->top[p] = srow;
+        if (a->top[p] < srow - fit + 1)
+                a->top[p] = srow - fit + 1;
         /* no empty rows at the end while there is more above (after a resize) */
         if (a->top[p] > n - fit)
                 a->top[p] = n - fit;
         if (a->top[p] < 0)
                 a->top[p] = 0;
+}
+
+/* A list pane's title: its name, the selection's place among the rows
+ * shown ("[3/12]", "of 340" when a filter hides some), sort and filter. */
+static void list_title(struct app *a, enum pane p, const char *name, char *out, size_t len)
+{
+        const struct list_view *lv = &a->lists[p];
+        long row = listview_row(lv, a->sel[p]), all = app_pane_items(a, p);
+        size_t o;
+
+        o = (size_t)snprintf(out, len, "%s [%ld/%zu", name, row + 1, lv->n);
+        if ((long)lv->n != all && o < len)
+                o += (size_t)snprintf(out + o, len - o, " of %ld", all);
+        if (o < len)
+                o += (size_t)snprintf(out + o, len - o, "]");
+        if (lv->sort != LIST_SORT_ARRIVAL && o < len)
+                o += (size_t)snprintf(out + o, len - o, " sort %s", listview_sort_name(lv->sort));
+        if ((lv->filter[0] != '\0' || a->filtering == (int)p) && o < len)
+                snprintf(out + o, len - o, " /%s%s", lv->filter, a->filtering == (int)p ? "_" : "");
 }
 
 static void mark_rows(struct app *a, enum pane p, int y, int h, long item)
@@ -309,19 +334,22 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
 
 void draw_tools(struct app *a, const struct layout_rect *r)
 {
-        long n = (long)viewmodel_ncalls(a->vm), i;
+        const struct list_view *lv = &a->lists[PANE_TOOLS];
+        long n, row, i;
         int y = r->y + 1, x = r->x, w = r->w;
-        char line[512], d[32];
+        char line[512], d[32], title[200];
         size_t k, queued = 0;
 
         for (k = 0; k < viewmodel_nrunning_calls(a->vm); k++)
                 queued += viewmodel_call_queued(viewmodel_running_call(a->vm, k));
+        place(a, PANE_TOOLS, r->h - 2, 1);
+        n = (long)lv->n;
         if (queued > 0)
                 snprintf(line, sizeof(line), "tool calls (%zu queued)", queued);
-        draw_box(a, r, queued > 0 ? line : "tool calls", a->focus == PANE_TOOLS);
-        place(a, PANE_TOOLS, n, r->h - 2, 1);
-        for (i = a->top[PANE_TOOLS]; i < n && y < r->y + r->h - 1; i++, y++) {
-                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)i);
+        list_title(a, PANE_TOOLS, queued > 0 ? line : "tool calls", title, sizeof(title));
+        draw_box(a, r, title, a->focus == PANE_TOOLS);
+        for (row = a->top[PANE_TOOLS]; row < n && y < r->y + r->h - 1; row++, y++) {
+                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
                 bool q = viewmodel_call_queued(c);
                 enum theme_role role = sel ? THEME_SELECTION
@@ -376,15 +404,19 @@ static void exec_title(struct app *a, char *line, size_t len, const struct viewm
 
 void draw_execs(struct app *a, const struct layout_rect *r)
 {
-        long n = (long)viewmodel_nexecs(a->vm), i;
+        const struct list_view *lv = &a->lists[PANE_EXECS];
+        long n, row, i;
         int y = r->y + 1, bottom = r->y + r->h - 1, per = metrics_per_row(r->w);
         int cw = (r->w - 4) / per, rows = draw_exec_rows(r->w);
-        char line[512];
+        char line[512], title[200];
 
-        draw_box(a, r, draw_shows_sandbox(a) ? "sandboxes" : "processes", a->focus == PANE_EXECS);
-        place(a, PANE_EXECS, n, r->h - 2, rows);
-        for (i = a->top[PANE_EXECS]; i < n && y < bottom; i++) {
-                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
+        place(a, PANE_EXECS, r->h - 2, rows);
+        n = (long)lv->n;
+        list_title(a, PANE_EXECS, draw_shows_sandbox(a) ? "sandboxes" : "processes", title,
+                   sizeof(title));
+        draw_box(a, r, title, a->focus == PANE_EXECS);
+        for (row = a->top[PANE_EXECS]; row < n && y < bottom; row++) {
+                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];
                 int m;
 

@@ -1,0 +1,83 @@
+#!/bin/bash
+# The list panes in a real terminal (a detached tmux): counts and the
+# selection's place in the titles, sorting by CPU, memory and age (htop's
+# P, M, T; F6 cycles), a filter typed after /, and o and O selecting the
+# execution that uses the most CPU or memory, ready for k.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/tmux.sh"
+
+mkdir -p "$WORK/s"
+cat >"$WORK/s/many.jsonl" <<'EOF'
+{"content": "Four at once.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo alpha; sleep 60; echo x"}}, {"name": "bash", "arguments": {"command": "echo beta; python3 -c 'b = bytearray(80 << 20); import time; time.sleep(60)'"}}, {"name": "bash", "arguments": {"command": "echo gamma; timeout 60 sh -c 'while :; do :; done'"}}, {"name": "bash", "arguments": {"command": "echo delta"}}]}
+{"content": "All four done."}
+EOF
+# first_exec NAME: the title row of the first execution in the list
+first_exec() { screen "$1" | grep -oE '#[0-9]+ (running|exited) ' | head -1 | cut -d' ' -f1; }
+
+start a 160x40 "$PROCTOR --mode local --model script:$WORK/s/many.jsonl"
+expect_screen a "Where should this session's tools run" "setup"
+$T send-keys -t a go Enter
+expect_screen a "tool calls \[4/4\]" "the tool calls' title counts them and places the selection"
+expect_screen a "processes \[4/4\]" "the executions' title too"
+expect_screen a "#4 exited" "the short one ends"
+# let the spinner and the allocation show in the stats
+expect_screen a "mem (8[0-9]|9[0-9])M/-" "the big allocation shows" 10
+sleep 1
+$T send-keys -t a P
+expect_screen a "processes \[1/4\] sort cpu" "P sorts the executions by CPU, the selection on the first row"
+expect_eq "the CPU spinner comes first" "#3" "$(first_exec a)"
+$T send-keys -t a M
+expect_screen a "processes \[1/4\] sort memory" "M sorts by memory"
+expect_eq "the big allocation comes first" "#2" "$(first_exec a)"
+$T send-keys -t a M
+expect_screen a "processes \[[0-9]/4\]─" "M again: arrival order"
+expect_eq "arrival order again" "#1" "$(first_exec a)"
+$T send-keys -t a T
+expect_screen a "processes \[1/4\] sort age" "T sorts by age"
+$T send-keys -t a F6
+expect_screen a "processes \[1/4\] sort state" "F6 cycles to the next sort"
+$T send-keys -t a F6
+expect_screen a "processes \[[0-9]/4\]─" "and round to arrival order"
+
+# filter: typed after /, live, Enter keeps it, Esc clears it
+$T send-keys -t a /
+expect_screen a "filter executions: type to narrow" "/ starts a filter"
+$T send-keys -t a -l "GAMMA"
+expect_screen a "processes \[1/1 of 4\] /GAMMA_" "the filter applies as it is typed, case-blind"
+check "only the matching execution is listed" test "$(screen a | grep -cE '#[0-9]+ (running|exited)')" -eq 1
+$T send-keys -t a Enter
+expect_screen a "processes \[1/1 of 4\] /GAMMA─" "Enter keeps it"
+$T send-keys -t a k
+expect_screen a "Kill execution #3 \(bash: echo gamma" "k acts on the filtered selection"
+$T send-keys -t a n
+$T send-keys -t a Escape
+expect_screen a "filter cleared" "Esc clears the filter"
+expect_screen a "processes \[[0-9]/4\]─" "all four again"
+$T send-keys -t a Tab Tab
+$T send-keys -t a /
+$T send-keys -t a -l "delta"
+$T send-keys -t a Enter
+expect_screen a "tool calls \[1/1 of 4\] /delta" "the tool calls have a filter of their own"
+$T send-keys -t a Escape
+expect_screen a "tool calls \[[0-9]/4\]─" "cleared there too"
+
+# the offender: o the most CPU, O the most memory
+$T send-keys -t a o
+expect_screen a "#3 uses the most CPU \(k kills it\)" "o names the CPU offender"
+$T send-keys -t a k
+expect_screen a "Kill execution #3 \(bash: echo gamma" "and selects it for k"
+$T send-keys -t a n
+$T send-keys -t a O
+expect_screen a "#2 uses the most memory" "O names the memory offender"
+$T send-keys -t a k
+expect_screen a "Kill execution #2 \(bash: echo beta" "and selects it"
+sleep 0.3
+$T send-keys -t a y
+expect_screen a "#2 killed" "the offender is killed"
+$T send-keys -t a q
+expect_screen a "Quit and kill everything" "q asks while the others run"
+sleep 0.3
+$T send-keys -t a y
+expect_screen a "EXITED 0" "quit"
+finish

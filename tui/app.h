@@ -57,6 +57,11 @@ struct detail_view {
         uint64_t fed;
         bool finished;
         uint64_t before; /* lines of the output before the cache's first */
+        /* searching the output: the text, whether it is being typed, and
+         * the line of the last match (-1: none) */
+        char search[64];
+        bool searching;
+        long match;
 };
 
 struct app {
@@ -203,6 +208,14 @@ void draw_setup_colors(struct app *a);
 bool detail_open(struct app *a);
 void detail_scroll(struct app *a, long delta);
 void detail_close(struct app *a);
+/* Moves to the next (dir 1) or previous (-1) output line holding the
+ * search text; false when there is none. */
+bool detail_search(struct app *a, int dir);
+/* Saves the shown call's output, as the bytes came, to a new file in the
+ * current directory; the status says where, or why not. */
+void detail_save(struct app *a);
+/* The line number, counted from the output's start, of cached line i. */
+uint64_t detail_line_no(const struct app *a, long i);
 
 /* replay.c: feeds the recorded events due; the replay's own keys */
 void replay_next(uv_timer_t *t);

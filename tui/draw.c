@@ -424,6 +424,7 @@ static void draw_help(struct app *a)
             "mouse        click selects, again opens; wheel scrolls; F12 off/on",
             "/ F6 P M T   filter the list; sort it: cycle, CPU, memory, age",
             "o O          select the execution using the most CPU / memory",
+            "in details   / search the output, n N next / previous, s save it",
             "k            kill the selected (or latest) running execution",
             "K            kill every running execution, cancel queued calls",
             "Esc          close / clear filter / interrupt (twice while tools run)",

@@ -398,29 +398,90 @@ static void set_sort(struct app *a, enum list_sort s, bool cycle)
                  lv->sort == LIST_SORT_ARRIVAL ? "" : " (the same key again: arrival order)");
 }
 
-/* Typing the focused list's filter: it applies as it is typed. */
-static void key_filter(struct app *a, int kind, wint_t ch)
+/* One key into a one-line field (a filter, a search): 1 when Enter ends
+ * it, -1 when Esc cancels it (emptied), 0 while it goes on. */
+static int key_field(char *buf, size_t cap, int kind, wint_t ch)
 {
-        struct list_view *lv = &a->lists[a->filtering];
-        size_t n = strlen(lv->filter);
+        size_t n = strlen(buf);
         char mb[MB_LEN_MAX + 1];
         int k;
 
         if (kind == KEY_CODE_YES ? ch == KEY_BACKSPACE : ch == 127 || ch == 8) {
-                while (n > 0 && ((unsigned char)lv->filter[--n] & 0xc0) == 0x80)
+                while (n > 0 && ((unsigned char)buf[--n] & 0xc0) == 0x80)
                         ;
-                lv->filter[n] = '\0';
-        } else if (kind != KEY_CODE_YES && (ch == '\r' || ch == '\n')) {
-                a->filtering = -1;
+                buf[n] = '\0';
+        } else if (kind == KEY_CODE_YES ? ch == KEY_ENTER : ch == '\r' || ch == '\n') {
+                return 1;
         } else if (kind != KEY_CODE_YES && ch == 27) {
-                lv->filter[0] = '\0';
-                a->filtering = -1;
+                buf[0] = '\0';
+                return -1;
         } else if (kind != KEY_CODE_YES && ch >= 32 && (k = wctomb(mb, (wchar_t)ch)) > 0 &&
-                   n + (size_t)k < sizeof(lv->filter)) {
-                memcpy(lv->filter + n, mb, (size_t)k);
-                lv->filter[n + (size_t)k] = '\0';
+                   n + (size_t)k < cap) {
+                memcpy(buf + n, mb, (size_t)k);
+                buf[n + (size_t)k] = '\0';
         }
-        a->follow[a->filtering >= 0 ? (enum pane)a->filtering : list_pane(a)] = false;
+        return 0;
+}
+
+/* Typing the focused list's filter: it applies as it is typed. */
+static void key_filter(struct app *a, int kind, wint_t ch)
+{
+        struct list_view *lv = &a->lists[a->filtering];
+
+        a->follow[a->filtering] = false;
+        if (key_field(lv->filter, sizeof(lv->filter), kind, ch) != 0)
+                a->filtering = -1;
+}
+
+/* Typing a search of the output; Enter finds the first match. */
+static void key_search(struct app *a, int kind, wint_t ch)
+{
+        struct detail_view *d = &a->detail;
+        int r = key_field(d->search, sizeof(d->search), kind, ch);
+
+        if (r == 0) {
+                snprintf(a->status, sizeof(a->status), "search: %.60s_  (Enter finds, Esc cancels)",
+                         d->search);
+                return;
+        }
+        d->searching = false;
+        d->match = -1;
+        if (r > 0 && !detail_search(a, 1))
+                snprintf(a->status, sizeof(a->status), "no line holds \"%.60s\"", d->search);
+        else if (r > 0)
+                snprintf(a->status, sizeof(a->status),
+                         "line %llu holds \"%.60s\": n next, N previous",
+                         (unsigned long long)detail_line_no(a, d->match), d->search);
+}
+
+/* The detail view's own keys: / search, n N the next and previous match,
+ * s saves the output; false for the rest. */
+static bool key_detail(struct app *a, wint_t ch)
+{
+        struct detail_view *d = &a->detail;
+
+        switch (ch) {
+        case '/':
+                d->searching = true;
+                d->search[0] = '\0';
+                snprintf(a->status, sizeof(a->status), "search: _  (Enter finds, Esc cancels)");
+                return true;
+        case 'n':
+        case 'N':
+                if (d->search[0] == '\0')
+                        snprintf(a->status, sizeof(a->status), "/ searches the output first");
+                else if (!detail_search(a, ch == 'n' ? 1 : -1))
+                        snprintf(a->status, sizeof(a->status), "no %s line holds \"%.60s\"",
+                                 ch == 'n' ? "later" : "earlier", d->search);
+                else
+                        snprintf(a->status, sizeof(a->status), "line %llu holds \"%.60s\"",
+                                 (unsigned long long)detail_line_no(a, d->match), d->search);
+                return true;
+        case 's':
+                detail_save(a);
+                return true;
+        }
+        return false;
 }
 
 static void start_filter(struct app *a)
@@ -533,6 +594,8 @@ static void key_live(struct app *a, wint_t ch)
 {
         unsigned queued;
 
+        if (a->detail.open && key_detail(a, ch))
+                return;
         if (a->replay && replay_key(a, ch))
                 return;
         switch (ch) {
@@ -645,6 +708,10 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
         }
         if (kind == KEY_CODE_YES && ch == KEY_MOUSE) {
                 key_mouse(a);
+                return;
+        }
+        if (a->detail.open && a->detail.searching) {
+                key_search(a, kind, ch);
                 return;
         }
         if (a->filtering >= 0 && !a->detail.open) {

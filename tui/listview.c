@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+
+#include "tui/text.h"
 
 const char *listview_sort_name(enum list_sort s)
 {
@@ -30,17 +31,6 @@ static bool exec_live(const struct viewmodel_exec *e)
         return e->state == VM_EXEC_CREATING || e->state == VM_EXEC_RUNNING;
 }
 
-/* A case-blind substring search that needs no locale. */
-static bool has(const char *hay, const char *needle)
-{
-        size_t n = strlen(needle);
-
-        for (; *hay != '\0'; hay++)
-                if (strncasecmp(hay, needle, n) == 0)
-                        return true;
-        return n == 0;
-}
-
 bool listview_matches(const struct list_view *lv, const struct viewmodel *vm, bool execs, long item)
 {
         char id[32];
@@ -49,13 +39,15 @@ bool listview_matches(const struct list_view *lv, const struct viewmodel *vm, bo
                 return true;
         if (!execs) {
                 const struct viewmodel_call *c = viewmodel_call(vm, (size_t)item);
-                return has(c->summary, lv->filter) ||
-                       has(viewmodel_call_state_name(c->state), lv->filter);
+                return text_contains(c->summary, lv->filter) ||
+                       text_contains(viewmodel_call_state_name(c->state), lv->filter);
         }
         const struct viewmodel_exec *e = viewmodel_exec(vm, (size_t)item);
         snprintf(id, sizeof(id), "#%llu", (unsigned long long)e->id);
-        return has(id, lv->filter) || has(viewmodel_exec_state_name(e->state), lv->filter) ||
-               (e->call >= 0 && has(viewmodel_call(vm, (size_t)e->call)->summary, lv->filter));
+        return text_contains(id, lv->filter) ||
+               text_contains(viewmodel_exec_state_name(e->state), lv->filter) ||
+               (e->call >= 0 &&
+                text_contains(viewmodel_call(vm, (size_t)e->call)->summary, lv->filter));
 }
 
 /* ---- ordering ---- */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tui/glyphs.h"
 
@@ -55,6 +56,16 @@ static uint32_t next_cp(const char *s, size_t *i)
         }
         *i += k;
         return safetext_cp_escaped(cp) ? REPLACEMENT : cp;
+}
+
+bool text_contains(const char *hay, const char *needle)
+{
+        size_t n = strlen(needle);
+
+        for (; *hay != '\0'; hay++)
+                if (strncasecmp(hay, needle, n) == 0)
+                        return true;
+        return n == 0;
 }
 
 size_t text_width(const char *utf8)

@@ -35,6 +35,10 @@ size_t text_width(const char *utf8);
  * cut at a character boundary). */
 int text_fit(char *dst, size_t dstlen, const char *src, int columns, unsigned flags);
 
+/* True when `needle` occurs in `hay`, ASCII letters compared case-blind
+ * (no locale); "" occurs everywhere. */
+bool text_contains(const char *hay, const char *needle);
+
 /* One wrapped line: `len` bytes of the wrapped string from byte `start`. */
 struct text_span {
         size_t start, len;

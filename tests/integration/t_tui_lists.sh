@@ -2,7 +2,8 @@
 # The list panes in a real terminal (a detached tmux): counts and the
 # selection's place in the titles, sorting by CPU, memory and age (htop's
 # P, M, T; F6 cycles), a filter typed after /, and o and O selecting the
-# execution that uses the most CPU or memory, ready for k.
+# execution that uses the most CPU or memory, ready for k; the output
+# viewer's search and save.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -80,4 +81,39 @@ expect_screen a "Quit and kill everything" "q asks while the others run"
 sleep 0.3
 $T send-keys -t a y
 expect_screen a "EXITED 0" "quit"
+
+# the output viewer: search with /, n and N; s saves the output whole
+cat >"$WORK/s/out.jsonl" <<'EOF'
+{"content": "Lots of output.", "tool_calls": [{"name": "bash", "arguments": {"command": "for i in $(seq 3000); do if [ $i = 1500 ] || [ $i = 2500 ]; then echo \"row $i Needle\"; else echo \"row $i\"; fi; done"}}]}
+{"content": "Output done."}
+EOF
+start o 120x40 "$PROCTOR --mode local --model script:$WORK/s/out.jsonl"
+expect_screen o "Where should this session's tools run" "setup for the output viewer"
+$T send-keys -t o go Enter
+expect_screen o "Output done" "the output session completes" 10
+$T send-keys -t o Tab Enter
+expect_screen o "output of call_1: .*lines [0-9]+-3000 of 3000" "the details show the output's end"
+$T send-keys -t o /
+$T send-keys -t o -l "needle"
+expect_screen o "search: needle_" "the search is typed in the status line"
+$T send-keys -t o Enter
+expect_screen o "line 1500 holds \"needle\": n next, N previous" "Enter finds the first match, case-blind"
+expect_screen o "lines 1500-" "and scrolls it to the top"
+$T send-keys -t o n
+expect_screen o "line 2500 holds \"needle\"" "n finds the next"
+$T send-keys -t o n
+expect_screen o "no later line holds \"needle\"" "n past the last says so"
+$T send-keys -t o N
+expect_screen o "line 1500 holds \"needle\"" "N finds the previous"
+$T send-keys -t o s
+expect_screen o "saved [0-9.]+K of call_1's output to proctor-output-[-_A-Za-z0-9]+-call_1\.txt" "s saves the output"
+saved=$(ls "$WORK"/proctor-output-*-call_1.txt 2>/dev/null | head -1)
+check "the saved file holds the whole output" sh -c "seq 3000 | sed 's/^/row /; s/^row 1500\$/row 1500 Needle/; s/^row 2500\$/row 2500 Needle/' | cmp -s - '$saved'"
+expect_eq "the saved file is the operator's alone" 600 "$(stat -c %a "$saved" 2>/dev/null)"
+$T send-keys -t o s
+expect_screen o "cannot save to proctor-output-.*: File exists" "a second save never overwrites"
+$T send-keys -t o Escape
+sleep 0.2
+$T send-keys -t o q
+expect_screen o "EXITED 0" "quit after the output viewer"
 finish

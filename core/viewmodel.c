@@ -818,6 +818,7 @@ static unsigned on_tool_call(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
         const char *id = get_str(ev, "call_id", NULL), *name = get_str(ev, "name", NULL);
         struct viewmodel_call *c;
+        struct viewmodel_entry *e;
         size_t at;
 
         if (id == NULL || *id == '\0' || call_get(vm, id) != NULL || vm->ncalls >= UINT32_MAX - 1)
@@ -847,7 +848,11 @@ static unsigned on_tool_call(struct viewmodel *vm, const json_t *ev, uint64_t t)
         summarize(c->summary, c->name, c->arguments);
         vm->ncalls++;
         vm->s.tool_calls++;
-        return VM_DIRTY_CALLS | VM_DIRTY_SESSION;
+        /* the transcript shows it inline, where it came */
+        e = entry_add(vm, VM_ENTRY_TOOL, "", 0, t);
+        if (e != NULL)
+                e->call = (long)vm->ncalls - 1;
+        return VM_DIRTY_CALLS | VM_DIRTY_SESSION | VM_DIRTY_TRANSCRIPT;
 }
 
 /* Keeps the tail: past the cap, the oldest half goes, so each byte is moved

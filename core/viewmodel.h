@@ -55,6 +55,7 @@ enum vm_entry_kind {
         VM_ENTRY_ERROR,     /* model.error */
         VM_ENTRY_INTERRUPT, /* operator.interrupt */
         VM_ENTRY_KILL,      /* operator.kill */
+        VM_ENTRY_TOOL,      /* tool.call: a call shown inline (call), text "" */
 };
 
 /* Zero in a field: no limit, or not reported. */
@@ -93,6 +94,7 @@ struct viewmodel_entry {
         int http_status;     /* error: 0 when none */
         int64_t retry_in_ms; /* error: -1 when no retry (final) */
         uint64_t exec_id;    /* kill */
+        long call;           /* tool: index of its call */
         uint64_t gen;        /* generation of its last change */
         size_t cap__;        /* internal */
 };

@@ -84,11 +84,12 @@ struct app {
         enum setup_limit limit_field; /* the one the arrows change */
         int cursor_y, cursor_x;       /* the prompt's cursor as drawn; y -1: none */
         bool cursor_shown;
-        bool mouse_off;   /* capture given back to the terminal for copying */
-        bool pasting;     /* inside a bracketed paste: everything is text */
-        bool early_input; /* the first read: typed before the terminal was set */
-        char *queued;     /* a follow-up sent when the running turn ends */
-        char **traces;    /* the traces this run wrote, named at exit */
+        bool mouse_off;    /* capture given back to the terminal for copying */
+        bool expand_tools; /* inline calls in the transcript show their output */
+        bool pasting;      /* inside a bracketed paste: everything is text */
+        bool early_input;  /* the first read: typed before the terminal was set */
+        char *queued;      /* a follow-up sent when the running turn ends */
+        char **traces;     /* the traces this run wrote, named at exit */
         size_t ntraces;
         int exit_code; /* 0 after q; 128+N after signal N */
         /* when a dialog opened, and the first Esc or Ctrl-C of a pair */

@@ -647,6 +647,12 @@ static void key_live(struct app *a, wint_t ch)
         case '/':
                 start_filter(a);
                 break;
+        case 'e':
+                a->expand_tools = !a->expand_tools;
+                snprintf(a->status, sizeof(a->status), "tool calls in the transcript: %s",
+                         a->expand_tools ? "with the end of their output (e: one line each)"
+                                         : "one line each (e: with their output)");
+                break;
         case 'P':
                 set_sort(a, LIST_SORT_CPU, false);
                 break;

@@ -154,12 +154,69 @@ static void retry_countdown(struct app *a, size_t i, const struct viewmodel_entr
                 snprintf(out, len, " - retrying now");
 }
 
+#define TOOL_TAIL_LINES 6          /* output lines an expanded call shows */
+#define TOOL_TAIL_SCAN  (64 << 10) /* bytes of output searched for them */
+
+/* A call inline in the transcript: one line ("[+] bash: ls  ok 12ms"), or
+ * expanded (e) with the last lines of its output under it. Malloc'd. */
+static char *tool_text(struct app *a, const struct viewmodel_entry *e, size_t *len)
+{
+        const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)e->call);
+        size_t from = c->output_len, lines = 0, scan = 0, n;
+        char head[VM_SUMMARY_MAX + 64], took[16], *out;
+
+        fmt_ms(took, sizeof(took), c->duration_ms);
+        snprintf(head, sizeof(head), "%s %s  %s%s%s", a->expand_tools ? "[-]" : "[+]", c->summary,
+                 viewmodel_call_label(c), c->state == VM_CALL_RUNNING ? "" : " ",
+                 c->state == VM_CALL_RUNNING ? "" : took);
+        for (n = 0; head[n] != '\0'; n++) /* a summary is one line here */
+                if ((unsigned char)head[n] < 32)
+                        head[n] = ' ';
+        if (!a->expand_tools || c->output_len == 0) {
+                *len = strlen(head);
+                return strdup(head);
+        }
+        /* the start of the last TOOL_TAIL_LINES lines (a final newline ends
+         * the last one, it opens none) */
+        if (from > 0 && c->output[from - 1] == '\n')
+                from--;
+        while (from > 0 && scan++ < TOOL_TAIL_SCAN) {
+                if (c->output[from - 1] == '\n' && ++lines == TOOL_TAIL_LINES)
+                        break;
+                from--;
+        }
+        n = strlen(head) + 1 + (c->output_len - from) * 2 + 64;
+        out = malloc(n);
+        if (out == NULL)
+                return NULL;
+        *len = (size_t)snprintf(out, n, "%s\n%s", head,
+                                from > 0 ? "    ... (earlier output: Enter on the call)\n" : "");
+        /* each output line indented under its call */
+        for (; from < c->output_len && *len + 6 < n; from++) {
+                if (*len == 0 || out[*len - 1] == '\n') {
+                        memcpy(out + *len, "    ", 4);
+                        *len += 4;
+                }
+                out[(*len)++] = c->output[from];
+        }
+        out[*len] = '\0';
+        return out;
+}
+
 static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
 {
         const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
+        bool tool =
+            e->kind == VM_ENTRY_TOOL && e->call >= 0 && (size_t)e->call < viewmodel_ncalls(a->vm);
+        /* a call's entry changes with the call, and with e */
+        uint64_t gen =
+            tool ? viewmodel_call(a->vm, (size_t)e->call)->gen * 2 + a->expand_tools : e->gen;
         const char *who = e->kind == VM_ENTRY_USER        ? "you: "
                           : e->kind == VM_ENTRY_ASSISTANT ? (e->refusal ? "refused: " : "")
+                          : tool                          ? ""
                                                           : "* ";
+        char *text = NULL;
+        size_t tlen = 0;
         struct text_span none[1];
         struct wrapped *w;
         char *raw, wait[40];
@@ -179,18 +236,28 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
         }
         w = &a->wrapped[i];
         retry_countdown(a, i, e, wait, sizeof(wait));
-        if (w->safe != NULL && w->gen == e->gen && w->width == width && strcmp(w->wait, wait) == 0)
+        if (w->safe != NULL && w->gen == gen && w->width == width && strcmp(w->wait, wait) == 0)
                 return w;
         free(w->safe);
         free(w->spans);
         memset(w, 0, sizeof(*w));
-        raw = malloc(strlen(who) + e->len + strlen(wait) + 1);
+        if (tool && (text = tool_text(a, e, &tlen)) == NULL)
+                return NULL;
+        if (!tool) {
+                text = e->text;
+                tlen = e->len;
+        }
+        raw = malloc(strlen(who) + tlen + strlen(wait) + 1);
+        if (raw != NULL) {
+                memcpy(raw, who, strlen(who));
+                memcpy(raw + strlen(who), text, tlen);
+                memcpy(raw + strlen(who) + tlen, wait, strlen(wait));
+        }
+        if (tool)
+                free(text);
         if (raw == NULL)
                 return NULL;
-        memcpy(raw, who, strlen(who));
-        memcpy(raw + strlen(who), e->text, e->len);
-        memcpy(raw + strlen(who) + e->len, wait, strlen(wait));
-        w->safe = safetext_sanitize(raw, strlen(who) + e->len + strlen(wait),
+        w->safe = safetext_sanitize(raw, strlen(who) + tlen + strlen(wait),
                                     SAFETEXT_MULTILINE | SAFETEXT_TABS);
         free(raw);
         if (w->safe == NULL)
@@ -203,14 +270,20 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
                 return NULL;
         }
         w->n = text_wrap(w->safe, width, w->spans, n);
-        w->gen = e->gen;
+        w->gen = gen;
         w->width = width;
         snprintf(w->wait, sizeof(w->wait), "%s", wait);
         return w;
 }
 
-static enum theme_role entry_role(enum vm_entry_kind k)
+static enum theme_role entry_role(struct app *a, const struct viewmodel_entry *e)
 {
+        enum vm_entry_kind k = e->kind;
+
+        if (k == VM_ENTRY_TOOL && e->call >= 0 && (size_t)e->call < viewmodel_ncalls(a->vm))
+                return viewmodel_call(a->vm, (size_t)e->call)->state == VM_CALL_OK
+                           ? THEME_TEXT_DIM
+                           : draw_call_role(viewmodel_call(a->vm, (size_t)e->call)->state);
         return k == VM_ENTRY_USER        ? THEME_TITLE
                : k == VM_ENTRY_ERROR     ? THEME_ERROR
                : k == VM_ENTRY_ASSISTANT ? THEME_TEXT
@@ -238,7 +311,7 @@ void draw_transcript(struct app *a, const struct layout_rect *r)
         skip = a->scroll;
         for (i = n; i-- > 0 && y > r->y;) {
                 const struct wrapped *w = wrap_entry(a, i, width);
-                enum theme_role role = entry_role(viewmodel_entry(a->vm, i)->kind);
+                enum theme_role role = entry_role(a, viewmodel_entry(a->vm, i));
                 size_t k;
                 if (w == NULL)
                         continue;

@@ -3,7 +3,7 @@
 # selection's place in the titles, sorting by CPU, memory and age (htop's
 # P, M, T; F6 cycles), a filter typed after /, and o and O selecting the
 # execution that uses the most CPU or memory, ready for k; the output
-# viewer's search and save.
+# viewer's search and save; tool calls inline in the transcript.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -91,6 +91,15 @@ start o 120x40 "$PROCTOR --mode local --model script:$WORK/s/out.jsonl"
 expect_screen o "Where should this session's tools run" "setup for the output viewer"
 $T send-keys -t o go Enter
 expect_screen o "Output done" "the output session completes" 10
+expect_screen o "^│\[\+\] bash: for i in" "the transcript shows the call inline, collapsed"
+$T send-keys -t o e
+expect_screen o "^│\[-\] bash: for i in" "e expands the calls in the transcript"
+expect_screen o "^│    row 3000 " "with the end of their output"
+expect_screen o "^│    \.\.\. \(earlier output: Enter on the call\)" "saying where the rest is"
+check "only the last lines" sh -c "! $T capture-pane -p -t o | grep -q '^│    row 2994 '"
+$T send-keys -t o e
+expect_screen o "^│\[\+\] bash: for i in" "e again: one line each"
+check "collapsed, no output in the transcript" sh -c "! $T capture-pane -p -t o | grep -q '^│    row 3000'"
 $T send-keys -t o Tab Enter
 expect_screen o "output of call_1: .*lines [0-9]+-3000 of 3000" "the details show the output's end"
 $T send-keys -t o /

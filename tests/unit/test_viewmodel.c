@@ -199,12 +199,15 @@ static void test_two_turn_session(void **state)
 
         feed(vm, 512, "turn.start", "{s:i}", "turn", 2);
         feed(vm, 700, "model.delta", "{s:s}", "text", "Thre");
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
-        assert_string_equal(viewmodel_entry(vm, 2)->text, "Thre");
+        /* the call shows inline after the message that asked for it */
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
+        assert_int_equal(viewmodel_entry(vm, 2)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 2)->call, 0);
+        assert_string_equal(viewmodel_entry(vm, 3)->text, "Thre");
         /* The final content replaces what was streamed. */
         feed(vm, 720, "model.message", "{s:s,s:[],s:{s:i,s:i}}", "content", "Three C files.",
              "tool_calls", "usage", "prompt_tokens", 150, "completion_tokens", 30);
-        e = viewmodel_entry(vm, 2);
+        e = viewmodel_entry(vm, 3);
         assert_string_equal(e->text, "Three C files.");
         assert_int_equal(e->len, strlen("Three C files."));
         assert_false(e->open);
@@ -227,7 +230,7 @@ static void test_two_turn_session(void **state)
         /* Late teardown events do not move the session's clock. */
         exec_create(vm, 800, 1, NULL);
         assert_int_equal(s->elapsed_ms, 735);
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
 }
 
 static void test_concurrent_calls(void **state)
@@ -437,12 +440,18 @@ static void test_interrupted_call(void **state)
         call_start(vm, 11, "quick", "read", "{\"path\":\"a.txt\"}");
         feed(vm, 20, "model.delta", "{s:s}", "text", "partial");
         feed(vm, 500, "operator.interrupt", "{s:i}", "turn", 3);
-        assert_int_equal(viewmodel_ntranscript(vm), 2);
-        e = viewmodel_entry(vm, 1);
+        /* each call inline where it came, then the text, then the interrupt */
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
+        assert_int_equal(viewmodel_entry(vm, 0)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 0)->call, 0);
+        assert_int_equal(viewmodel_entry(vm, 1)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 1)->call, 1);
+        assert_string_equal(viewmodel_entry(vm, 1)->text, "");
+        e = viewmodel_entry(vm, 3);
         assert_int_equal(e->kind, VM_ENTRY_INTERRUPT);
         assert_int_equal(e->turn, 3);
         assert_string_equal(e->text, "operator interrupted turn 3");
-        assert_false(viewmodel_entry(vm, 0)->open); /* the stream it cut */
+        assert_false(viewmodel_entry(vm, 2)->open); /* the stream it cut */
         /* Still running until their results come. */
         assert_int_equal(call_by_id(vm, "slow")->state, VM_CALL_RUNNING);
         call_result(vm, 510, "slow", false, -1, 500);
@@ -605,7 +614,7 @@ static void test_malformed_ignored(void **state)
         assert_int_equal(viewmodel_take_dirty(vm), 0);
         assert_int_equal(viewmodel_ncalls(vm), 1);
         assert_int_equal(viewmodel_nexecs(vm), 1);
-        assert_int_equal(viewmodel_ntranscript(vm), 0);
+        assert_int_equal(viewmodel_ntranscript(vm), 1); /* the call, inline */
         assert_int_equal(viewmodel_session(vm)->state, VM_RUNNING);
 
         /* Bad optional fields are skipped, the rest of the event is used. */
@@ -699,7 +708,8 @@ static void test_generation(void **state)
         assert_true(call_by_id(vm, "c1")->gen == viewmodel_generation(vm));
         d = viewmodel_take_dirty(vm);
         assert_true(d & VM_DIRTY_CALLS);
-        assert_false(d & (VM_DIRTY_TRANSCRIPT | VM_DIRTY_EXECS));
+        assert_true(d & VM_DIRTY_TRANSCRIPT); /* it shows inline there too */
+        assert_false(d & VM_DIRTY_EXECS);
         g = viewmodel_generation(vm);
 
         call_start(vm, 6, "c1", "bash", "{\"command\":\"true\"}"); /* a duplicate */

@@ -42,6 +42,12 @@
 
 #define SANDBOX_UID   1000u /* the command's uid and gid inside */
 #define EXIT_GRACE_MS 200   /* wait for pipes after the init is gone */
+/* The wall clock is held by each execution's init (see init_wait), which
+ * keeps it while proctor is stopped. proctor's own timer is the backstop,
+ * this much later so that the init, which ends the whole tree, normally
+ * comes first: it acts alone for an init that cannot, frozen with its
+ * command by exec_pause. */
+#define DEADLINE_BACKSTOP_MS 100
 
 /* The v1 hierarchies an execution is made in. A sandbox needs no freezer:
  * its init's death ends every process of its pid namespace. Local mode
@@ -114,6 +120,7 @@ struct exec {
         struct exec_workspace *ws;     /* set when its disk quota applies */
         struct exec_workspace *own_ws; /* opened for this execution alone */
         uint64_t t0_us, exit_us;
+        uint64_t end_us; /* when the init saw the command end (CLOCK_MONOTONIC), 0: unknown */
 
         uv_pipe_t status, in;
         struct exec_output out, err;
@@ -522,7 +529,9 @@ static void report_exit(struct exec *e)
         e->exit_us = now_us();
         memset(&r, 0, sizeof(r));
         read_final_stats(e, &cs);
-        r.wall_ms = (e->exit_us - e->t0_us) / 1000;
+        /* The init's clock, not the report's: a supervisor stopped for a
+         * while reports late, but the command ended when it ended. */
+        r.wall_ms = ((e->end_us > e->t0_us ? e->end_us : e->exit_us) - e->t0_us) / 1000;
         if (e->cg != NULL) {
                 r.cpu_ms = cs.cpu_ns / 1000000u;
                 r.mem_peak_bytes = cs.mem_peak_bytes;
@@ -990,7 +999,14 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
         case SANDBOX_MSG_NOEXEC:
                 snprintf(e->error, sizeof(e->error), "%s: %s", m->text, strerror(m->err));
                 break;
+        case SANDBOX_MSG_TIMEOUT:
+                if (!e->has_pending) {
+                        e->pending = EXEC_TIMEOUT;
+                        e->has_pending = true;
+                }
+                break;
         case SANDBOX_MSG_STATUS:
+                e->end_us = m->mono_us;
                 e->have_status = true;
                 e->wait_status = (int)m->value;
                 command_over(e);
@@ -1459,6 +1475,7 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 rc = workspace_handover(ws, sandbox, &r, protect, e->error, sizeof(e->error));
         if (rc == 0) {
                 r.envp = envp;
+                r.deadline_us = e->lim.timeout_ms > 0 ? now_us() + e->lim.timeout_ms * 1000 : 0;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
                 r.fsize = e->ws != NULL ? ws_quota_room(e->ws) : UINT64_MAX;
                 if (sandbox) {
@@ -1482,7 +1499,8 @@ static void child_assign(struct exec *e, const struct exec_request *req,
          * the wall-clock limit would be cut short by however long ago that was. */
         uv_update_time(eng->loop);
         if (e->lim.timeout_ms > 0)
-                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms, 0);
+                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms + DEADLINE_BACKSTOP_MS,
+                               0);
         uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);
         if (rc == 0 && (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));

@@ -1,5 +1,6 @@
 /* session: wires a provider, the exec engine and the agent loop for one
- * session, and frames its events with session.start and session.end. */
+ * session, frames its events with session.start and session.end, and
+ * passes the operator's signal, pause and resume to its executions. */
 #include "core/session.h"
 
 #include <errno.h>

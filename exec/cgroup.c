@@ -1,7 +1,8 @@
 /* cgroup: one execution's control group on cgroup v1 (a directory per
- * hierarchy) or v2 (one directory): limits, stats, kill, removal. It never
- * touches a group not named "proctor-<pid>-...", never starts a thread, and
- * every wait it does is short and bounded. */
+ * hierarchy) or v2 (one directory): limits, stats, signals, freeze and
+ * thaw, kill, removal. It never touches a group not named
+ * "proctor-<pid>-...", never starts a thread, and every wait it does is
+ * short and bounded. */
 #include "exec/cgroup.h"
 
 #include <ctype.h>

@@ -1,6 +1,7 @@
 /* cgroup: one execution's control group on cgroup v1 or v2, whichever the
- * host offers: limits, stats from the cgroup files, kill, removal. Works on
- * any root directory so tests can drive it against a fake cgroupfs tree. */
+ * host offers: limits, stats from the cgroup files, signals, freeze and
+ * thaw, kill, removal. Works on any root directory so tests can drive it
+ * against a fake cgroupfs tree. */
 #ifndef PROCTOR_CGROUP_H
 #define PROCTOR_CGROUP_H
 

@@ -1,6 +1,7 @@
 /* exec: the parent side of every execution, on the caller's libuv loop:
  * clone, id maps and cgroup, then output pipes, the status pipe, a pidfd for
- * the exit, timers for the wall clock and stats, kill and classification.
+ * the exit, timers for the wall clock (a backstop to the init's) and stats,
+ * the operator's signal, pause and resume, kill and classification.
  * Never blocks the loop: no waitpid without WNOHANG, no sleeping. */
 #include "exec/exec.h"
 
@@ -50,9 +51,10 @@
  * command by exec_pause. */
 #define DEADLINE_BACKSTOP_MS 100
 
-/* The v1 hierarchies an execution is made in. A sandbox needs no freezer:
- * its init's death ends every process of its pid namespace. Local mode
- * sets no cpu bandwidth limit. */
+/* The v1 hierarchies an execution is made in. A sandbox needs no freezer
+ * to be killed: its init's death ends every process of its pid namespace;
+ * its first pause makes its freezer directory then (cgroup_freeze), so no
+ * spawn pays for one. Local mode sets no cpu bandwidth limit. */
 #define CG_FOR_SANDBOX (CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUACCT)
 
 /* A sandbox weighs a tenth of a normal process when the CPU is contended,

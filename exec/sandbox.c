@@ -1,7 +1,8 @@
 /* sandbox: the child side of an execution. The parent clones, writes the
  * id maps, then releases the child, which builds a fresh root (sandbox
- * mode), becomes the init and launches the command. Linear on purpose; runs
- * between clone and exec, so raw syscalls only and nothing allocates. */
+ * mode), becomes the init, launches the command and holds its wall clock.
+ * Linear on purpose; runs between clone and exec, so raw syscalls only and
+ * nothing allocates. */
 #include "exec/sandbox.h"
 
 #include <errno.h>

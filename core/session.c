@@ -1,9 +1,11 @@
 /* session: wires a provider, the exec engine and the agent loop for one
- * session, and frames its events with session.start and session.end. */
+ * session, frames its events with session.start and session.end, and
+ * passes the operator's signal, pause and resume to its executions. */
 #include "core/session.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +313,61 @@ void session_interrupt(struct session *s)
 int session_kill_exec(struct session *s, uint64_t exec_id)
 {
         return s->agent != NULL ? agent_kill_exec(s->agent, exec_id) : -ESRCH;
+}
+
+/* The session's own execution `exec_id`, still running, or NULL. */
+static struct exec *live_exec(struct session *s, uint64_t exec_id)
+{
+        return s->eng != NULL ? exec_engine_find(s->eng, exec_id) : NULL;
+}
+
+int session_signal_exec(struct session *s, uint64_t exec_id, int sig)
+{
+        struct exec *e = live_exec(s, exec_id);
+        const char *name = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+        char sname[16];
+        int rc;
+
+        if (e == NULL)
+                return -ESRCH;
+        if ((rc = exec_signal(e, sig)) < 0)
+                return rc;
+        if (name != NULL)
+                snprintf(sname, sizeof(sname), "SIG%s", name);
+        else
+                snprintf(sname, sizeof(sname), "SIGRT%d", sig - SIGRTMIN);
+        bus_emit(s->bus, "operator.signal",
+                 json_pack("{s:I,s:i,s:s}", "exec_id", (json_int_t)exec_id, "signal", sig, "name",
+                           sname));
+        return 0;
+}
+
+/* Pauses (pause true) or resumes one execution and says so on the bus. */
+static int pause_exec(struct session *s, uint64_t exec_id, bool pause)
+{
+        struct exec *e = live_exec(s, exec_id);
+        enum exec_pause_how how = 0;
+        int rc;
+
+        if (e == NULL)
+                return -ESRCH;
+        rc = pause ? exec_pause(e, &how) : exec_resume(e, &how);
+        if (rc < 0)
+                return rc;
+        bus_emit(s->bus, pause ? "exec.pause" : "exec.resume",
+                 json_pack("{s:I,s:s}", "exec_id", (json_int_t)exec_id, "how",
+                           exec_pause_how_name(how)));
+        return 0;
+}
+
+int session_pause_exec(struct session *s, uint64_t exec_id)
+{
+        return pause_exec(s, exec_id, true);
+}
+
+int session_resume_exec(struct session *s, uint64_t exec_id)
+{
+        return pause_exec(s, exec_id, false);
 }
 
 unsigned session_kill_all(struct session *s, unsigned *cancelled)

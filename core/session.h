@@ -72,6 +72,16 @@ int session_prompt(struct session *s, const char *text);
 
 void session_interrupt(struct session *s);
 int session_kill_exec(struct session *s, uint64_t exec_id);
+/* Sends `sig` to every process of one running execution, which may then
+ * exit on its own (exec_signal; an exit by that signal is reported as
+ * killed), and emits operator.signal {exec_id, signal, name}. 0, -ESRCH
+ * when no such execution runs, -EINVAL for a bad signal. */
+int session_signal_exec(struct session *s, uint64_t exec_id, int sig);
+/* Pauses or resumes one running execution (exec_pause, exec_resume) and
+ * emits exec.pause or exec.resume {exec_id, how: "freezer" or "signal"}.
+ * 0, -ESRCH, or -EALREADY when it already is (or is not) paused. */
+int session_pause_exec(struct session *s, uint64_t exec_id);
+int session_resume_exec(struct session *s, uint64_t exec_id);
 /* Kills the running executions and cancels the calls not yet started
  * (*cancelled, may be NULL, tells how many). */
 unsigned session_kill_all(struct session *s, unsigned *cancelled);

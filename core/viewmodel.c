@@ -57,8 +57,8 @@ static const char *const session_names[] = {
 };
 static const char *const call_names[] = {"running", "ok", "error", "interrupted"};
 static const char *const exec_names[] = {
-    "creating",  "running",    "exited", "signaled",     "timeout",    "oom",
-    "cpu_limit", "pids_limit", "killed", "setup_failed", "disk_limit",
+    "creating", "running",   "paused",     "exited", "signaled",     "timeout",
+    "oom",      "cpu_limit", "pids_limit", "killed", "setup_failed", "disk_limit",
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -1040,6 +1040,19 @@ static unsigned on_exec_start(struct viewmodel *vm, const json_t *ev, uint64_t t
         return VM_DIRTY_EXECS;
 }
 
+/* exec.pause and exec.resume: only a started, live execution changes. */
+static unsigned on_exec_pause(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_exec *e = exec_of(vm, ev);
+        bool pause = strcmp(get_str(ev, "type", NULL), "exec.pause") == 0;
+
+        if (e == NULL || e->removed || e->state != (pause ? VM_EXEC_RUNNING : VM_EXEC_PAUSED))
+                return 0;
+        e->state = pause ? VM_EXEC_PAUSED : VM_EXEC_RUNNING;
+        e->gen = vm->gen + 1;
+        return VM_DIRTY_EXECS;
+}
+
 static unsigned on_exec_output(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
         struct viewmodel_exec *e = exec_of(vm, ev);
@@ -1112,7 +1125,7 @@ static unsigned on_exec_stats(struct viewmodel *vm, const json_t *ev, uint64_t t
         struct viewmodel_stats *st;
         struct viewmodel_sample smp;
 
-        if (e == NULL || e->state > VM_EXEC_RUNNING || e->removed)
+        if (e == NULL || !viewmodel_exec_live(e) || e->removed)
                 return 0;
         st = &e->stats;
         get_num(ev, "cpu_pct", &st->cpu_pct);
@@ -1140,7 +1153,7 @@ static unsigned on_exec_exit(struct viewmodel *vm, const json_t *ev, uint64_t t)
         const char *err = get_str(ev, "error", NULL);
         int64_t v;
 
-        if (e == NULL || e->state > VM_EXEC_RUNNING || e->removed)
+        if (e == NULL || !viewmodel_exec_live(e) || e->removed)
                 return 0;
         if (get_int(ev, "exit_code", &v) && v >= -1 && v <= 255)
                 e->exit_code = (int)v;
@@ -1169,7 +1182,7 @@ static unsigned on_exec_remove(struct viewmodel *vm, const json_t *ev, uint64_t 
         if (e == NULL || e->removed)
                 return 0;
         /* Removed without an exit (a writer that died): no longer live. */
-        if (e->state <= VM_EXEC_RUNNING)
+        if (viewmodel_exec_live(e))
                 live_del(vm, e);
         e->removed = true;
         e->removed_ms = t;
@@ -1190,7 +1203,9 @@ static const struct handler handlers[] = {
     {"exec.create", on_exec_create},
     {"exec.exit", on_exec_exit},
     {"exec.output", on_exec_output},
+    {"exec.pause", on_exec_pause},
     {"exec.remove", on_exec_remove},
+    {"exec.resume", on_exec_pause},
     {"exec.start", on_exec_start},
     {"exec.stats", on_exec_stats},
     {"model.delta", on_model_delta},
@@ -1459,4 +1474,9 @@ const char *viewmodel_call_state_name(enum vm_call_state s)
 const char *viewmodel_exec_state_name(enum vm_exec_state s)
 {
         return (unsigned)s < NELEM(exec_names) ? exec_names[s] : "?";
+}
+
+bool viewmodel_exec_live(const struct viewmodel_exec *e)
+{
+        return e->state < VM_EXEC_EXITED;
 }

@@ -36,6 +36,7 @@ enum vm_call_state { VM_CALL_RUNNING, VM_CALL_OK, VM_CALL_ERROR, VM_CALL_INTERRU
 enum vm_exec_state {
         VM_EXEC_CREATING,
         VM_EXEC_RUNNING,
+        VM_EXEC_PAUSED, /* between exec.pause and exec.resume: still live */
         /* The rest are the exit reasons of exec.exit. */
         VM_EXEC_EXITED,
         VM_EXEC_SIGNALED,
@@ -218,7 +219,7 @@ const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, 
 size_t viewmodel_nexecs(const struct viewmodel *vm);
 const struct viewmodel_exec *viewmodel_exec(const struct viewmodel *vm, size_t i);
 long viewmodel_exec_find(const struct viewmodel *vm, uint64_t exec_id);
-/* Executions not yet exited (creating or running), in no particular order. */
+/* Executions not yet exited (creating, running or paused), in no particular order. */
 size_t viewmodel_nlive(const struct viewmodel *vm);
 const struct viewmodel_exec *viewmodel_live(const struct viewmodel *vm, size_t i);
 /* The history of an execution's stats over its whole life, in at most
@@ -238,5 +239,7 @@ void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out);
 const char *viewmodel_session_state_name(enum vm_session_state s);
 const char *viewmodel_call_state_name(enum vm_call_state s);
 const char *viewmodel_exec_state_name(enum vm_exec_state s);
+/* Not yet exited: creating, running or paused. */
+bool viewmodel_exec_live(const struct viewmodel_exec *e);
 
 #endif

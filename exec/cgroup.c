@@ -1,7 +1,8 @@
 /* cgroup: one execution's control group on cgroup v1 (a directory per
- * hierarchy) or v2 (one directory): limits, stats, kill, removal. It never
- * touches a group not named "proctor-<pid>-...", never starts a thread, and
- * every wait it does is short and bounded. */
+ * hierarchy) or v2 (one directory): limits, stats, signals, freeze and
+ * thaw, kill, removal. It never touches a group not named
+ * "proctor-<pid>-...", never starts a thread, and every wait it does is
+ * short and bounded. */
 #include "exec/cgroup.h"
 
 #include <ctype.h>
@@ -169,6 +170,16 @@ static int group_first(const struct cgroup *cg)
                 if (cg->made & (1u << i))
                         return i;
         return 0;
+}
+
+/* The first hierarchy the group was made in other than `skip`: one that
+ * lists every process of the group, whichever joined the freezer late. */
+static int group_besides(const struct cgroup *cg, int skip)
+{
+        for (int i = 0; i < cg->sys->nhier; i++)
+                if (i != skip && (cg->made & (1u << i)))
+                        return i;
+        return skip;
 }
 
 static int group_file(const struct cgroup *cg, const char *file, char *out, size_t size)
@@ -863,20 +874,11 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
         return 0;
 }
 
-/* SIGKILLs the pid on one line of cgroup.procs; 1 if the line named one. */
-static int kill_line(const char *line)
-{
-        uint64_t pid;
-        if (!parse_u64(line, &pid) || pid <= 1 || pid > INT_MAX || (pid_t)pid == getpid())
-                return 0;
-        kill((pid_t)pid, SIGKILL);
-        return 1;
-}
-
-/* SIGKILLs every pid listed in the group's cgroup.procs in hierarchy i;
- * returns how many were listed (gone or not), or -errno. The list is read
- * in chunks because a large group's does not fit one buffer. */
-static int kill_pass(const struct cgroup *cg, int i)
+/* Calls fn(pid, arg) for each pid listed in the group's cgroup.procs in
+ * hierarchy i but proctor itself (and pid 1, which is never an execution's);
+ * returns how many were listed (gone or not), or -errno. The list is read in
+ * chunks because a large group's does not fit one buffer. */
+static int procs_each(const struct cgroup *cg, int i, void (*fn)(pid_t, void *), void *arg)
 {
         char path[CG_NAME_MAX + 64], buf[4096];
         group_file(cg, "cgroup.procs", path, sizeof path);
@@ -886,6 +888,7 @@ static int kill_pass(const struct cgroup *cg, int i)
         int listed = 0;
         size_t have = 0;
         ssize_t n;
+        uint64_t pid;
         do {
                 while ((n = read(fd, buf + have, sizeof buf - 1 - have)) < 0 && errno == EINTR)
                         ;
@@ -894,29 +897,60 @@ static int kill_pass(const struct cgroup *cg, int i)
                 char *line = buf, *nl;
                 for (; (nl = strchr(line, '\n')); line = nl + 1) {
                         *nl = '\0';
-                        listed += kill_line(line);
+                        if (parse_u64(line, &pid) && pid > 1 && pid <= INT_MAX &&
+                            (pid_t)pid != getpid()) {
+                                fn((pid_t)pid, arg);
+                                listed++;
+                        }
                 }
                 have = strlen(line); /* a partial line waits for the next chunk */
                 memmove(buf, line, have + 1);
         } while (n > 0 && have < sizeof buf - 1);
-        listed += kill_line(buf); /* a last line without a newline */
+        /* a last line without a newline */
+        if (parse_u64(buf, &pid) && pid > 1 && pid <= INT_MAX && (pid_t)pid != getpid()) {
+                fn((pid_t)pid, arg);
+                listed++;
+        }
         close(fd);
         return listed;
 }
 
-static bool freeze(const struct cgroup *cg, int i, const struct freezer *fz)
+struct sig_arg {
+        int sig;
+        pid_t except;
+        int sent;
+};
+
+static void signal_one(pid_t pid, void *arg)
 {
-        if (group_write(cg, i, fz->file, fz->on) < 0)
-                return false;
+        struct sig_arg *a = arg;
+        if (pid != a->except && kill(pid, a->sig) == 0)
+                a->sent++;
+}
+
+static int kill_pass(const struct cgroup *cg, int i)
+{
+        struct sig_arg a = {SIGKILL, 0, 0};
+        return procs_each(cg, i, signal_one, &a);
+}
+
+/* 0 once the group reports itself frozen; -EAGAIN when it is still
+ * freezing after the bounded wait (it freezes on its own), -errno when the
+ * freezer could not be written. */
+static int freeze(const struct cgroup *cg, int i, const struct freezer *fz)
+{
+        int rc = group_write(cg, i, fz->file, fz->on);
+        if (rc < 0)
+                return rc;
         for (int t = 0; t < FREEZE_POLLS; t++) {
                 char buf[256];
                 if (group_read(cg, i, fz->state, buf, sizeof buf) < 0)
-                        return false;
+                        return -EAGAIN;
                 if (strstr(buf, fz->frozen))
-                        return true;
+                        return 0;
                 nap(NAP_NS);
         }
-        return false;
+        return -EAGAIN;
 }
 
 int cgroup_kill(struct cgroup *cg)
@@ -935,7 +969,7 @@ int cgroup_kill(struct cgroup *cg)
         int i = v2 ? 0 : group_hier(cg, CG_FREEZER);
         const struct freezer *fz = i < 0 ? NULL : v2 ? &freezer_v2 : &freezer_v1;
         i = i < 0 ? group_first(cg) : i;
-        bool frozen = fz && freeze(cg, i, fz);
+        bool frozen = fz && freeze(cg, i, fz) == 0;
         int rc = kill_pass(cg, i);
         if (fz)
                 group_write(cg, i, fz->file, fz->off);
@@ -944,6 +978,86 @@ int cgroup_kill(struct cgroup *cg)
                 rc = kill_pass(cg, i);
         }
         return rc < 0 ? rc : 0;
+}
+
+int cgroup_signal(struct cgroup *cg, int sig, pid_t except)
+{
+        struct sig_arg a = {sig, except, 0};
+        int rc = procs_each(cg, group_besides(cg, group_hier(cg, CG_FREEZER)), signal_one, &a);
+        return rc < 0 ? rc : a.sent;
+}
+
+struct move_arg {
+        const struct cgroup *cg;
+        int to;
+        int failed;
+};
+
+static void move_one(pid_t pid, void *arg)
+{
+        struct move_arg *a = arg;
+        char val[24];
+        snprintf(val, sizeof val, "%d", (int)pid);
+        /* ESRCH: it died since the list was read */
+        int rc = group_write(a->cg, a->to, "cgroup.procs", val);
+        if (rc < 0 && rc != -ESRCH)
+                a->failed = rc;
+}
+
+static void count_one(pid_t pid, void *arg)
+{
+        (void)pid;
+        (void)arg;
+}
+
+/* v1: a group made without the freezer hierarchy (sandboxes do without it,
+ * see exec.c) gets its directory there now, and every process of the group
+ * is moved in, until the freezer lists as many as the first hierarchy (a
+ * process may fork while its siblings move). Returns the hierarchy. */
+static int join_freezer(struct cgroup *cg)
+{
+        struct cgroup_sys *sys = cg->sys;
+        int i = hier_of(sys, CG_FREEZER);
+        if (i < 0 || sys->h[i].fd < 0)
+                return -ENOTSUP;
+        if (cg->made & (1u << i))
+                return i;
+        int from = group_besides(cg, i);
+        if (mkdirat(sys->h[i].fd, cg->name, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        cg->made |= 1u << i;
+        cg->live |= 1u << i;
+        struct move_arg a = {cg, i, 0};
+        for (int pass = 0; pass < FREEZE_POLLS; pass++) {
+                int want = procs_each(cg, from, move_one, &a);
+                int have = procs_each(cg, i, count_one, NULL);
+                if (want < 0 || a.failed)
+                        return want < 0 ? want : a.failed;
+                if (have >= want)
+                        break;
+        }
+        return i;
+}
+
+int cgroup_freeze(struct cgroup *cg, bool frozen)
+{
+        bool v2 = cg->sys->version == CGROUP_V2;
+        const struct freezer *fz = v2 ? &freezer_v2 : &freezer_v1;
+        int i = v2 ? 0 : frozen ? join_freezer(cg) : group_hier(cg, CG_FREEZER);
+        if (i < 0)
+                return i;
+        if (!frozen)
+                return group_write(cg, i, fz->file, fz->off);
+        int rc = freeze(cg, i, fz);
+        if (!v2 && rc != -EAGAIN && rc < 0)
+                return rc;
+        if (!v2) {
+                /* one forked before the freeze from a process not yet moved:
+                 * a task moved into a frozen group freezes */
+                struct move_arg a = {cg, i, 0};
+                procs_each(cg, group_besides(cg, i), move_one, &a);
+        }
+        return rc == -EAGAIN ? 0 : rc;
 }
 
 int cgroup_destroy(struct cgroup *cg)

@@ -1,6 +1,7 @@
 /* cgroup: one execution's control group on cgroup v1 or v2, whichever the
- * host offers: limits, stats from the cgroup files, kill, removal. Works on
- * any root directory so tests can drive it against a fake cgroupfs tree. */
+ * host offers: limits, stats from the cgroup files, signals, freeze and
+ * thaw, kill, removal. Works on any root directory so tests can drive it
+ * against a fake cgroupfs tree. */
 #ifndef PROCTOR_CGROUP_H
 #define PROCTOR_CGROUP_H
 
@@ -94,6 +95,16 @@ int cgroup_attach(struct cgroup *cg, pid_t pid);
 int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st);
 /* Kills every process in the group (v2 cgroup.kill; v1 freeze, kill, thaw). */
 int cgroup_kill(struct cgroup *cg);
+/* Sends `sig` to every process in the group but `except` (its init, which
+ * must stay to reap and report), in one pass: a process forked meanwhile
+ * may be missed. Returns how many were signalled, or -errno. */
+int cgroup_signal(struct cgroup *cg, int sig, pid_t except);
+/* Freezes (frozen true) or thaws every process of the group: v2
+ * cgroup.freeze; v1 the freezer hierarchy, which a group made without it
+ * joins first (its processes are moved in). Waits a short, bounded time for
+ * the kernel to report the group frozen. 0, -ENOTSUP when the host has no
+ * freezer for the group, or -errno. */
+int cgroup_freeze(struct cgroup *cg, bool frozen);
 /* rmdir in every hierarchy; -EBUSY while processes remain (retry later).
  * On success frees cg. */
 int cgroup_destroy(struct cgroup *cg);

@@ -1,9 +1,11 @@
 /* exec: the parent side of every execution, on the caller's libuv loop:
  * clone, id maps and cgroup, then output pipes, the status pipe, a pidfd for
- * the exit, timers for the wall clock and stats, kill and classification.
+ * the exit, timers for the wall clock (a backstop to the init's) and stats,
+ * the operator's signal, pause and resume, kill and classification.
  * Never blocks the loop: no waitpid without WNOHANG, no sleeping. */
 #include "exec/exec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,10 +44,17 @@
 
 #define SANDBOX_UID   1000u /* the command's uid and gid inside */
 #define EXIT_GRACE_MS 200   /* wait for pipes after the init is gone */
+/* The wall clock is held by each execution's init (see init_wait), which
+ * keeps it while proctor is stopped. proctor's own timer is the backstop,
+ * this much later so that the init, which ends the whole tree, normally
+ * comes first: it acts alone for an init that cannot, frozen with its
+ * command by exec_pause. */
+#define DEADLINE_BACKSTOP_MS 100
 
-/* The v1 hierarchies an execution is made in. A sandbox needs no freezer:
- * its init's death ends every process of its pid namespace. Local mode
- * sets no cpu bandwidth limit. */
+/* The v1 hierarchies an execution is made in. A sandbox needs no freezer
+ * to be killed: its init's death ends every process of its pid namespace;
+ * its first pause makes its freezer directory then (cgroup_freeze), so no
+ * spawn pays for one. Local mode sets no cpu bandwidth limit. */
 #define CG_FOR_SANDBOX (CG_MEMORY | CG_PIDS | CG_CPU | CG_CPUACCT)
 
 /* A sandbox weighs a tenth of a normal process when the CPU is contended,
@@ -114,6 +123,7 @@ struct exec {
         struct exec_workspace *ws;     /* set when its disk quota applies */
         struct exec_workspace *own_ws; /* opened for this execution alone */
         uint64_t t0_us, exit_us;
+        uint64_t end_us; /* when the init saw the command end (CLOCK_MONOTONIC), 0: unknown */
 
         uv_pipe_t status, in;
         struct exec_output out, err;
@@ -131,7 +141,9 @@ struct exec {
         int wait_status, init_status;
         enum exec_reason pending; /* set by proctor's own kill */
         bool has_pending;
-        uint64_t out_bytes; /* stdout and stderr together, past the cap too */
+        enum exec_pause_how paused; /* 0 while it runs */
+        uint64_t op_signals;        /* bit N-1: the operator sent signal N (exec_signal) */
+        uint64_t out_bytes;         /* stdout and stderr together, past the cap too */
         bool truncated;
         uv_timer_t out_tick; /* drains flooding streams (see output_tick) */
         struct rusage ru;
@@ -499,6 +511,9 @@ static enum exec_reason classify(struct exec *e, const struct cgroup_stats *cs,
                 return EXEC_SETUP_FAILED;
         if (e->has_pending)
                 return e->pending;
+        /* Ended by a signal the operator chose to send (exec_signal). */
+        if (r->signal > 0 && r->signal <= 64 && (e->op_signals & (1ull << (r->signal - 1))))
+                return EXEC_KILLED;
         /* The memory limit ended a process of the sandbox: that is what the
          * operator needs to know, even when the command shrugged it off. */
         if (cs->oom_kills > 0)
@@ -522,7 +537,9 @@ static void report_exit(struct exec *e)
         e->exit_us = now_us();
         memset(&r, 0, sizeof(r));
         read_final_stats(e, &cs);
-        r.wall_ms = (e->exit_us - e->t0_us) / 1000;
+        /* The init's clock, not the report's: a supervisor stopped for a
+         * while reports late, but the command ended when it ended. */
+        r.wall_ms = ((e->end_us > e->t0_us ? e->end_us : e->exit_us) - e->t0_us) / 1000;
         if (e->cg != NULL) {
                 r.cpu_ms = cs.cpu_ns / 1000000u;
                 r.mem_peak_bytes = cs.mem_peak_bytes;
@@ -603,6 +620,11 @@ static void send_kill(struct exec *e)
                  * process of the namespace; nothing can fork out of it. */
                 if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
                         kill(e->pid, SIGKILL);
+                /* A frozen init dies only once thawed (v1); cgroup_kill
+                 * kills the whole group while it is still frozen, then
+                 * thaws it, so nothing of it runs again. */
+                if (e->paused == EXEC_PAUSE_FREEZER && e->cg != NULL)
+                        cgroup_kill(e->cg);
         } else {
                 /* The init itself first: it may not lead its group yet. */
                 if (syscall(SYS_pidfd_send_signal, e->pidfd, SIGKILL, NULL, 0) != 0)
@@ -613,6 +635,7 @@ static void send_kill(struct exec *e)
                         cgroup_kill(e->cg);
         }
         e->killed_sent = true;
+        e->paused = 0; /* SIGKILL ends stopped processes as well */
 }
 
 static void kill_for(struct exec *e, enum exec_reason why)
@@ -630,6 +653,173 @@ int exec_kill(struct exec *e)
                 return -ESRCH;
         kill_for(e, EXEC_KILLED);
         return 0;
+}
+
+/* ---- operator control: signal, pause, resume ---- */
+
+/* Descendants a tree walk follows at most (a fork bomb's are bounded by
+ * its pids limit or RLIMIT_NPROC well before this). */
+#define TREE_MAX 4096
+
+/* The pids listed in one /proc/PID/task/TID/children file, pushed on the
+ * stack. */
+static void push_children(const char *path, pid_t *stack, int *top)
+{
+        char buf[1024];
+        long pid = -1;
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        while ((n = read(fd, buf, sizeof(buf))) > 0) {
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] >= '0' && buf[i] <= '9') {
+                                pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+                        } else if (pid > 0) {
+                                if (*top < TREE_MAX)
+                                        stack[(*top)++] = (pid_t)pid;
+                                pid = -1;
+                        }
+                }
+        }
+        if (pid > 0 && *top < TREE_MAX)
+                stack[(*top)++] = (pid_t)pid;
+        close(fd);
+}
+
+/* Sends `sig` to every descendant of the init `root`, each before its
+ * children are read (so a stopped parent forks no more). Without a cgroup
+ * the init's descendants are the whole execution: a sandbox's pid
+ * namespace, or the tree a local init is the subreaper of. This reads
+ * only their /proc entries, never the whole of /proc. Returns how many. */
+static int tree_signal(pid_t root, int sig)
+{
+        static pid_t stack[TREE_MAX];
+        char path[96];
+        int top = 0, sent = 0;
+
+        stack[top++] = root;
+        while (top > 0) {
+                pid_t p = stack[--top];
+                struct dirent *de;
+                DIR *d;
+                if (p != root && kill(p, sig) == 0)
+                        sent++;
+                snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
+                if ((d = opendir(path)) == NULL)
+                        continue;
+                while ((de = readdir(d)) != NULL) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p,
+                                 de->d_name);
+                        push_children(path, stack, &top);
+                }
+                closedir(d);
+        }
+        return sent;
+}
+
+/* Every process of the execution but its init, which must go on reaping
+ * (and, for a sandbox, is what keeps the namespace alive). */
+static int signal_all(struct exec *e, int sig)
+{
+        return e->cg != NULL ? cgroup_signal(e->cg, sig, e->pid) : tree_signal(e->pid, sig);
+}
+
+/* The command runs: launched, not yet ended, not being killed. */
+static bool command_live(const struct exec *e)
+{
+        return e->assigned && e->started && !e->reaped && !e->have_status && !e->exit_reported &&
+               !e->killed_sent;
+}
+
+int exec_signal(struct exec *e, int sig)
+{
+        int rc;
+
+        if (sig <= 0 || sig > 64)
+                return -EINVAL;
+        if (!command_live(e))
+                return -ESRCH;
+        e->op_signals |= 1ull << (sig - 1);
+        rc = signal_all(e, sig);
+        return rc < 0 ? rc : 0;
+}
+
+/* A pause freezes the whole cgroup, the init with the command: on cgroup v1
+ * a frozen process cannot be killed until thawed, so an init kept running
+ * outside the frozen set could not end its command at the deadline anyway.
+ * The wall clock keeps running all the same: proctor's own timer (the
+ * backstop, see DEADLINE_BACKSTOP_MS) kills a paused execution at its
+ * deadline, thawing it (send_kill). A supervisor stopped while an
+ * execution is paused extends nothing: the command does not run. Without
+ * a freezer every process but the init is stopped by SIGSTOP; the init
+ * then holds the deadline itself, as SIGKILL ends stopped processes. */
+int exec_pause(struct exec *e, enum exec_pause_how *how)
+{
+        int rc = -ENOTSUP;
+
+        if (!command_live(e))
+                return -ESRCH;
+        if (e->paused != 0) {
+                if (how != NULL)
+                        *how = e->paused;
+                return -EALREADY;
+        }
+        if (e->cg != NULL)
+                rc = cgroup_freeze(e->cg, true);
+        if (rc == 0) {
+                e->paused = EXEC_PAUSE_FREEZER;
+        } else {
+                if (rc != -ENOTSUP && e->cg != NULL)
+                        cgroup_freeze(e->cg, false); /* half-made: undo what it did */
+                if ((rc = signal_all(e, SIGSTOP)) < 0)
+                        return rc;
+                e->paused = EXEC_PAUSE_SIGNAL;
+        }
+        if (how != NULL)
+                *how = e->paused;
+        return 0;
+}
+
+int exec_resume(struct exec *e, enum exec_pause_how *how)
+{
+        enum exec_pause_how was = e->paused;
+        int rc;
+
+        if (!command_live(e))
+                return -ESRCH;
+        if (was == 0)
+                return -EALREADY;
+        rc = was == EXEC_PAUSE_FREEZER ? cgroup_freeze(e->cg, false) : signal_all(e, SIGCONT);
+        if (rc < 0)
+                return rc;
+        e->paused = 0;
+        if (how != NULL)
+                *how = was;
+        return 0;
+}
+
+enum exec_pause_how exec_paused(const struct exec *e)
+{
+        return e->paused;
+}
+
+const char *exec_pause_how_name(enum exec_pause_how how)
+{
+        return how == EXEC_PAUSE_FREEZER ? "freezer" : how == EXEC_PAUSE_SIGNAL ? "signal" : "none";
+}
+
+struct exec *exec_engine_find(struct exec_engine *eng, uint64_t id)
+{
+        struct exec *e;
+
+        for (e = eng->list; e != NULL; e = e->next)
+                if (e->assigned && e->id == id)
+                        return e;
+        return NULL;
 }
 
 static void on_exit_readable(uv_poll_t *p, int status, int events)
@@ -990,7 +1180,14 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
         case SANDBOX_MSG_NOEXEC:
                 snprintf(e->error, sizeof(e->error), "%s: %s", m->text, strerror(m->err));
                 break;
+        case SANDBOX_MSG_TIMEOUT:
+                if (!e->has_pending) {
+                        e->pending = EXEC_TIMEOUT;
+                        e->has_pending = true;
+                }
+                break;
         case SANDBOX_MSG_STATUS:
+                e->end_us = m->mono_us;
                 e->have_status = true;
                 e->wait_status = (int)m->value;
                 command_over(e);
@@ -1459,6 +1656,7 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 rc = workspace_handover(ws, sandbox, &r, protect, e->error, sizeof(e->error));
         if (rc == 0) {
                 r.envp = envp;
+                r.deadline_us = e->lim.timeout_ms > 0 ? now_us() + e->lim.timeout_ms * 1000 : 0;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
                 r.fsize = e->ws != NULL ? ws_quota_room(e->ws) : UINT64_MAX;
                 if (sandbox) {
@@ -1482,7 +1680,8 @@ static void child_assign(struct exec *e, const struct exec_request *req,
          * the wall-clock limit would be cut short by however long ago that was. */
         uv_update_time(eng->loop);
         if (e->lim.timeout_ms > 0)
-                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms, 0);
+                uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms + DEADLINE_BACKSTOP_MS,
+                               0);
         uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);
         if (rc == 0 && (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));

@@ -136,6 +136,33 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
  * reported as killed. Returns -ESRCH when it has already exited. */
 int exec_kill(struct exec *e);
 
+/* How an execution was paused: its cgroup frozen, or, with no freezer for
+ * it (no cgroup: unprivileged without delegation), every process but its
+ * init stopped by SIGSTOP. */
+enum exec_pause_how { EXEC_PAUSE_FREEZER = 1, EXEC_PAUSE_SIGNAL = 2 };
+
+/* Sends `sig` (1..64) to every process of the execution but its init (the
+ * whole sandbox; in local mode the init's tree), without tearing anything
+ * down: the command may exit on its own. An exit by a signal sent this way
+ * is reported as killed, with the signal. A paused execution gets it when
+ * resumed. 0, -EINVAL, or -ESRCH when no command runs (not yet started,
+ * ended, or being killed). */
+int exec_signal(struct exec *e, int sig);
+/* Pauses every process of the execution (*how, may be NULL, says how).
+ * The wall clock keeps running: a paused execution still times out, and
+ * exec_kill ends it as any other. -EALREADY when already paused, -ESRCH
+ * as for exec_signal. */
+int exec_pause(struct exec *e, enum exec_pause_how *how);
+/* Lets a paused execution go on (*how: how it had been paused).
+ * -EALREADY when it is not paused, -ESRCH as for exec_signal. */
+int exec_resume(struct exec *e, enum exec_pause_how *how);
+/* 0 when not paused. */
+enum exec_pause_how exec_paused(const struct exec *e);
+/* "freezer" or "signal", for events. */
+const char *exec_pause_how_name(enum exec_pause_how how);
+/* The live execution with that id (spawned and not yet removed), or NULL. */
+struct exec *exec_engine_find(struct exec_engine *eng, uint64_t id);
+
 /* Monotonic id of this execution within the engine, from 1. */
 uint64_t exec_id(const struct exec *e);
 int exec_pid(const struct exec *e);

@@ -1,7 +1,8 @@
 /* sandbox: the child side of an execution. The parent clones, writes the
  * id maps, then releases the child, which builds a fresh root (sandbox
- * mode), becomes the init and launches the command. Linear on purpose; runs
- * between clone and exec, so raw syscalls only and nothing allocates. */
+ * mode), becomes the init, launches the command and holds its wall clock.
+ * Linear on purpose; runs between clone and exec, so raw syscalls only and
+ * nothing allocates. */
 #include "exec/sandbox.h"
 
 #include <errno.h>
@@ -867,7 +868,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
-        uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes, fsize;
+        uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes, fsize, deadline_us;
         uint32_t nproc, has_ws, nprotect;
 };
 
@@ -934,6 +935,7 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         h.as_bytes = r->as_bytes;
         h.nproc = r->nproc;
         h.fsize = r->fsize;
+        h.deadline_us = r->deadline_us;
         h.has_ws = r->ws_path != NULL;
         payload = malloc(h.len ? h.len : 1);
         if (payload == NULL)
@@ -1055,6 +1057,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         r->as_bytes = h.as_bytes;
         r->nproc = h.nproc;
         r->fsize = h.fsize;
+        r->deadline_us = h.deadline_us;
         return true;
 }
 
@@ -1092,29 +1095,86 @@ static bool drain_pipe(int fd, int null_fd)
         }
 }
 
-/* The init of a sandbox: reaps every process until the command has ended,
- * and drains into /dev/null the output pipes the parent hands over once the
- * command has passed the output cap, so that a flood is paid for by the
- * sandbox's own CPU time, not the supervisor's. False when the command
- * could not be waited for. */
-static bool init_wait(int ctl, pid_t cmd, int *status)
+/* Kills every process of the execution but the init. A sandbox's init is
+ * pid 1 of its namespace: kill(-1) reaches every other process in it and
+ * nothing beyond. A local init is the subreaper of the command's tree:
+ * whatever outlives its parent becomes the init's child, so killing its
+ * children again at each wake-up ends the whole tree, process groups and
+ * sessions the command made included. */
+static void kill_rest(bool isolate)
+{
+        char path[64], buf[512];
+        long pid = -1;
+        ssize_t n;
+        int fd;
+
+        if (isolate) {
+                kill(-1, SIGKILL);
+                return;
+        }
+        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                kill(0, SIGKILL); /* no list of children: the group, this init too */
+                return;
+        }
+        while ((n = read(fd, buf, sizeof(buf))) > 0) {
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] >= '0' && buf[i] <= '9') {
+                                pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+                        } else if (pid > 0) {
+                                kill((pid_t)pid, SIGKILL);
+                                pid = -1;
+                        }
+                }
+        }
+        if (pid > 0)
+                kill((pid_t)pid, SIGKILL);
+        close(fd);
+}
+
+/* Milliseconds poll may sleep before the deadline (rounded up), -1: none. */
+static int until_deadline(uint64_t deadline_us)
+{
+        uint64_t now = mono_us();
+
+        if (deadline_us == 0)
+                return -1;
+        if (now >= deadline_us)
+                return 0;
+        return (deadline_us - now) / 1000 >= INT_MAX ? INT_MAX
+                                                     : (int)((deadline_us - now + 999) / 1000);
+}
+
+/* The init of an execution: reaps every process until the command has
+ * ended; ends everything at the wall clock's deadline (proctor may be
+ * stopped, so the init holds it); in a sandbox, drains into /dev/null the
+ * output pipes the parent hands over once the command has passed the
+ * output cap (ctl, -1 in local mode), so that a flood is paid for by the
+ * sandbox's own CPU time, not the supervisor's. After a timeout it returns
+ * only once nothing is left of the tree. False when the command could not
+ * be waited for. */
+static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t deadline_us,
+                      int *status)
 {
         struct pollfd fds[2 + SANDBOX_MAX_DRAIN];
         sigset_t chld;
-        int sfd, null_fd, drains[SANDBOX_MAX_DRAIN], ndrain = 0, nfds, i;
-        bool none_left;
+        int sfd, null_fd = -2, drains[SANDBOX_MAX_DRAIN], ndrain = 0, nfds, i;
+        bool none_left, cmd_done = false, timed_out = false;
 
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);
         sigprocmask(SIG_BLOCK, &chld, NULL);
         sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-        null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
         for (;;) {
-                if (reap(cmd, status, &none_left))
+                cmd_done = reap(cmd, status, &none_left) || cmd_done;
+                if (cmd_done && (!timed_out || none_left))
                         return true;
                 if (none_left)
                         return false;
-                if (sfd < 0) { /* no signalfd: wait as before, output undrained */
+                if (timed_out)
+                        kill_rest(p->isolate); /* orphans that came to us since */
+                if (sfd < 0) {                 /* no signalfd: wait as before, output undrained */
                         pid_t w = waitpid(-1, status, 0);
                         if (w == cmd)
                                 return true;
@@ -1125,8 +1185,14 @@ static bool init_wait(int ctl, pid_t cmd, int *status)
                 for (i = 0; i < ndrain; i++)
                         fds[2 + i] = (struct pollfd){.fd = drains[i], .events = POLLIN};
                 nfds = 2 + ndrain;
-                if (poll(fds, (nfds_t)nfds, -1) < 0 && errno != EINTR)
+                if (poll(fds, (nfds_t)nfds, timed_out ? -1 : until_deadline(deadline_us)) < 0 &&
+                    errno != EINTR)
                         return false;
+                if (!timed_out && deadline_us != 0 && mono_us() >= deadline_us) {
+                        timed_out = true;
+                        send_msg(p->status_fd, SANDBOX_MSG_TIMEOUT, 0, 0, NULL);
+                        kill_rest(p->isolate);
+                }
                 if (fds[0].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         while (read(sfd, &si, sizeof(si)) > 0)
@@ -1142,6 +1208,8 @@ static bool init_wait(int ctl, pid_t cmd, int *status)
                                 close(fd);
                         }
                 }
+                if (ndrain > 0 && null_fd == -2)
+                        null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
                 for (i = ndrain - 1; i >= 0; i--) {
                         if (fds[2 + i].revents == 0 && i < nfds - 2)
                                 continue;
@@ -1219,18 +1287,11 @@ void sandbox_child(const struct sandbox_plan *p)
         if (p->isolate) {
                 int keep_init[2] = {p->status_fd, p->ctl_fd};
                 close_except(keep_init, 2);
-                if (!init_wait(p->ctl_fd, cmd, &st))
-                        _exit(0);
         } else {
                 close_except(keep_status, 1);
-                for (;;) {
-                        pid_t w = waitpid(-1, &st, 0);
-                        if (w == cmd)
-                                break;
-                        if (w < 0 && errno == ECHILD)
-                                _exit(0);
-                }
         }
+        if (!init_wait(p, p->isolate ? p->ctl_fd : -1, cmd, r.deadline_us, &st))
+                _exit(0);
         send_msg(p->status_fd, SANDBOX_MSG_STATUS, 0, st, NULL);
         if (!p->isolate)
                 kill(0, SIGKILL); /* leftovers of the command's process group */

@@ -33,6 +33,7 @@ enum sandbox_msg_kind {
         SANDBOX_MSG_SETUP = 'E',   /* setup failed; err + text */
         SANDBOX_MSG_NOEXEC = 'N',  /* the command could not be executed; err */
         SANDBOX_MSG_STATUS = 'X',  /* the command ended; value: wait status */
+        SANDBOX_MSG_TIMEOUT = 'T', /* the deadline passed: the init is killing the rest */
 };
 
 struct sandbox_msg {
@@ -74,6 +75,9 @@ struct sandbox_request {
         uint64_t as_bytes; /* RLIMIT_AS backstop when no memory cgroup */
         uint32_t nproc;    /* RLIMIT_NPROC backstop when no pids cgroup */
         uint64_t fsize;    /* RLIMIT_FSIZE: the disk quota's room; UINT64_MAX: none */
+        /* The wall clock's end (CLOCK_MONOTONIC, us; 0: none), held by the
+         * init itself so that it holds while proctor is stopped. */
+        uint64_t deadline_us;
 };
 
 /* The child's entry point after clone. Never returns. */

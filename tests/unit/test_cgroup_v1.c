@@ -560,6 +560,72 @@ static void test_kill_without_freezer(void **state)
         f->cg = NULL;
 }
 
+static int count_lines(const char *text)
+{
+        int n = 0;
+        for (; *text; text++)
+                n += *text == '\n';
+        return n;
+}
+
+/* A group made without the freezer hierarchy (as a sandbox's is) joins it
+ * on its first freeze, every process moved in: frozen, its CPU time stands
+ * still; thawed, it runs again. cgroup_signal then reaches every process
+ * but the one excepted, and removal takes the late freezer directory too. */
+static void test_freeze_joins_freezer_late(void **state)
+{
+        struct fx *f = need_v1(state);
+        char fz[512], mem[512], err[256];
+        assert_true(own_dir("freezer", fz, sizeof fz));
+        assert_true(own_dir("memory", mem, sizeof mem));
+        assert_int_equal(cgroup_destroy(f->cg), 0);
+        f->cg = NULL;
+        struct cgroup_limits lim = {.pids = 16};
+        snprintf(f->name, sizeof f->name, "proctor-%d-late", (int)getpid());
+        if (cgroup_create_with(f->sys, f->name, CG_MEMORY | CG_PIDS | CG_CPUACCT, &lim, &f->cg, err,
+                               sizeof err))
+                fail_msg("create: %s", err);
+        assert_false(dir_exists(fz, f->name));
+        pid_t parent = spawn_in(f->cg, body_family);
+        for (uint64_t end = now_us() + 2000000;
+             count_lines(slurp(mem, f->name, "cgroup.procs")) < 4 && now_us() < end;)
+                usleep(1000);
+        assert_int_equal(count_lines(slurp(mem, f->name, "cgroup.procs")), 4);
+
+        assert_int_equal(cgroup_freeze(f->cg, true), 0);
+        assert_true(dir_exists(fz, f->name));
+        assert_string_equal(slurp(fz, f->name, "freezer.state"), "FROZEN\n");
+        assert_int_equal(count_lines(slurp(fz, f->name, "cgroup.procs")), 4);
+        uint64_t cpu0 = stats(f).cpu_ns;
+        usleep(200000);
+        assert_true(stats(f).cpu_ns - cpu0 < 5000000); /* two spinners: 400 ms if running */
+
+        assert_int_equal(cgroup_freeze(f->cg, false), 0);
+        assert_string_equal(slurp(fz, f->name, "freezer.state"), "THAWED\n");
+        cpu0 = stats(f).cpu_ns;
+        usleep(200000);
+        assert_true(stats(f).cpu_ns - cpu0 > 50000000);
+
+        /* the two spinners die; the deaf child and the excepted parent stay */
+        assert_int_equal(cgroup_signal(f->cg, SIGTERM, parent), 3);
+        for (uint64_t end = now_us() + 2000000;
+             count_lines(slurp(mem, f->name, "cgroup.procs")) > 2 && now_us() < end;)
+                usleep(1000);
+        assert_int_equal(count_lines(slurp(mem, f->name, "cgroup.procs")), 2);
+        assert_int_equal(kill(parent, 0), 0);
+
+        assert_int_equal(cgroup_kill(f->cg), 0);
+        reap_children(1000000);
+        int rc = -EBUSY;
+        for (int t = 0; t < 1000 && rc == -EBUSY; t++)
+                if ((rc = cgroup_destroy(f->cg)) == -EBUSY)
+                        usleep(1000);
+        assert_int_equal(rc, 0);
+        f->cg = NULL;
+        assert_false(dir_exists(fz, f->name));
+        assert_false(dir_exists(mem, f->name));
+}
+
 static void test_destroy_busy_then_done(void **state)
 {
         struct fx *f = need_v1(state);
@@ -792,6 +858,7 @@ int main(void)
             T(test_cpu_time_grows_within_quota),
             T(test_kill_ends_group_fast),
             T(test_kill_without_freezer),
+            T(test_freeze_joins_freezer_late),
             T(test_destroy_busy_then_done),
             T(test_reap_stale_group),
             cmocka_unit_test_setup_teardown(test_fake_comounted_cpu_cpuacct, tmp_setup,

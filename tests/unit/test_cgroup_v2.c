@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "exec/cgroup.h"
@@ -237,6 +239,64 @@ static void test_kill_falls_back_to_freeze(void **state)
         assert_int_equal(cgroup_destroy(cg), 0);
 }
 
+/* Freeze writes cgroup.freeze and waits for cgroup.events to say frozen;
+ * thaw writes it back; a freezer that cannot be written is an error (exec
+ * then falls back to SIGSTOP). */
+static void test_freeze_and_thaw(void **state)
+{
+        struct tree *t = *state;
+        struct cgroup *cg = tree_group(t, "proctor-42-11", NULL);
+        char g[256];
+        snprintf(g, sizeof g, "%s/proctor-42-11", t->own);
+        put(g, "cgroup.events", "populated 1\nfrozen 1\n");
+        assert_int_equal(cgroup_freeze(cg, true), 0);
+        assert_string_equal(get(g, "cgroup.freeze"), "1");
+        assert_int_equal(cgroup_freeze(cg, false), 0);
+        assert_string_equal(get(g, "cgroup.freeze"), "0");
+        /* not yet frozen after the bounded wait: it freezes on its own */
+        put(g, "cgroup.events", "populated 1\nfrozen 0\n");
+        assert_int_equal(cgroup_freeze(cg, true), 0);
+        assert_string_equal(get(g, "cgroup.freeze"), "1");
+        assert_int_equal(unlink(strcat(g, "/cgroup.freeze")), 0);
+        assert_int_equal(mkdir(g, 0755), 0);
+        assert_int_equal(cgroup_freeze(cg, true), -EISDIR);
+        assert_int_equal(rmdir(g), 0);
+        assert_int_equal(cgroup_destroy(cg), 0);
+}
+
+static pid_t child_waiting(void)
+{
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                for (;;)
+                        pause();
+        }
+        return pid;
+}
+
+/* cgroup_signal sends to every pid cgroup.procs lists but the one excepted. */
+static void test_signal_every_listed_pid(void **state)
+{
+        struct tree *t = *state;
+        struct cgroup *cg = tree_group(t, "proctor-42-12", NULL);
+        pid_t a = child_waiting(), b = child_waiting(), keep = child_waiting();
+        char g[256], list[96];
+        int st;
+        snprintf(g, sizeof g, "%s/proctor-42-12", t->own);
+        snprintf(list, sizeof list, "%d\n%d\n%d", (int)a, (int)keep, (int)b);
+        put(g, "cgroup.procs", list);
+        assert_int_equal(cgroup_signal(cg, SIGTERM, keep), 2);
+        assert_int_equal(waitpid(a, &st, 0), a);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+        assert_int_equal(waitpid(b, &st, 0), b);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+        assert_int_equal(waitpid(keep, &st, WNOHANG), 0);
+        kill(keep, SIGKILL);
+        assert_int_equal(waitpid(keep, &st, 0), keep);
+        assert_int_equal(cgroup_destroy(cg), 0);
+}
+
 static void test_create_rejects_bad_names(void **state)
 {
         struct tree *t = *state;
@@ -450,6 +510,8 @@ int main(void)
             T(test_set_limits_later),
             T(test_procs_fds),
             T(test_kill_falls_back_to_freeze),
+            T(test_freeze_and_thaw),
+            T(test_signal_every_listed_pid),
             T(test_create_rejects_bad_names),
             T(test_create_twice_fails),
             T(test_read_stats),

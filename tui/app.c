@@ -53,6 +53,7 @@ void app_close_terminal(struct app *a)
         uv_close((uv_handle_t *)&a->tick, NULL);
         uv_close((uv_handle_t *)&a->later, NULL);
         uv_close((uv_handle_t *)&a->watchdog, NULL);
+        uv_close((uv_handle_t *)&a->escalate, NULL);
         for (i = 0; i < 4; i++)
                 uv_close((uv_handle_t *)&a->sigs[i], NULL);
 }
@@ -240,6 +241,7 @@ static void finish(struct app *a)
         uv_timer_stop(&a->tick);
         uv_timer_stop(&a->later);
         uv_timer_stop(&a->watchdog);
+        uv_timer_stop(&a->escalate);
         uv_poll_stop(&a->in);
         for (i = 0; i < 4; i++)
                 uv_signal_stop(&a->sigs[i]);
@@ -447,11 +449,6 @@ void app_limit_text(const struct app *a, enum setup_limit which, char *out, size
         }
 }
 
-static bool exec_live(const struct viewmodel_exec *e)
-{
-        return e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING;
-}
-
 uint64_t app_kill_target(struct app *a, const char **why)
 {
         size_t n = a->vm != NULL ? viewmodel_nexecs(a->vm) : 0, i;
@@ -463,13 +460,13 @@ uint64_t app_kill_target(struct app *a, const char **why)
         if (a->focus == PANE_EXECS && a->sel[PANE_EXECS] >= 0 && (size_t)a->sel[PANE_EXECS] < n &&
             !a->follow[PANE_EXECS]) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)a->sel[PANE_EXECS]);
-                if (exec_live(e))
+                if (viewmodel_exec_live(e))
                         return e->id;
                 *why = "the selected execution is not running (End selects the newest)";
                 return 0;
         }
         for (i = n; i-- > 0;)
-                if (exec_live(viewmodel_exec(a->vm, i)))
+                if (viewmodel_exec_live(viewmodel_exec(a->vm, i)))
                         return viewmodel_exec(a->vm, i)->id;
         return 0;
 }
@@ -483,6 +480,70 @@ unsigned app_running(struct app *a, unsigned *queued)
         if (queued != NULL)
                 *queued = h.queued;
         return h.running;
+}
+
+/* The stops whose grace has run out get their SIGKILL. */
+static void on_escalate(uv_timer_t *t)
+{
+        struct app *a = t->data;
+        uint64_t now = app_now_ms();
+        size_t i = 0;
+
+        while (i < a->nstops) {
+                if (a->stops[i].at_ms > now) {
+                        i++;
+                        continue;
+                }
+                if (a->s != NULL && session_kill_exec(a->s, a->stops[i].exec_id) == 0)
+                        snprintf(a->status, sizeof(a->status),
+                                 "#%llu was still running %d s after SIGTERM: killed",
+                                 (unsigned long long)a->stops[i].exec_id, STOP_GRACE_MS / 1000);
+                a->stops[i] = a->stops[--a->nstops];
+        }
+        if (a->nstops == 0)
+                uv_timer_stop(t);
+        app_mark_dirty(a);
+}
+
+void app_stop_exec(struct app *a, uint64_t exec_id)
+{
+        int rc = session_signal_exec(a->s, exec_id, SIGTERM);
+
+        if (rc < 0) {
+                snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)exec_id,
+                         rc == -ESRCH ? "it had ended" : strerror(-rc));
+                return;
+        }
+        if (a->nstops < STOP_PENDING) {
+                a->stops[a->nstops].exec_id = exec_id;
+                a->stops[a->nstops++].at_ms = app_now_ms() + STOP_GRACE_MS;
+                uv_timer_start(&a->escalate, on_escalate, 250, 250);
+        }
+        snprintf(a->status, sizeof(a->status),
+                 "sent SIGTERM to #%llu: it is killed in %d s if it has not ended",
+                 (unsigned long long)exec_id, STOP_GRACE_MS / 1000);
+}
+
+void app_toggle_pause(struct app *a)
+{
+        const char *why = NULL;
+        uint64_t id = app_kill_target(a, &why);
+        long k = id != 0 ? viewmodel_exec_find(a->vm, id) : -1;
+        bool paused = k >= 0 && viewmodel_exec(a->vm, (size_t)k)->state == VM_EXEC_PAUSED;
+        int rc;
+
+        if (id == 0) {
+                snprintf(a->status, sizeof(a->status), "%s", why);
+                return;
+        }
+        rc = paused ? session_resume_exec(a->s, id) : session_pause_exec(a->s, id);
+        if (rc < 0)
+                snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)id,
+                         rc == -ESRCH ? "it had ended" : strerror(-rc));
+        else
+                snprintf(a->status, sizeof(a->status), "#%llu %s%s", (unsigned long long)id,
+                         paused ? "resumed" : "paused",
+                         paused ? "" : " (p resumes; its wall clock goes on)");
 }
 
 void app_toggle_mouse(struct app *a)
@@ -669,7 +730,8 @@ void app_start_terminal(struct app *a)
         uv_timer_init(a->loop, &a->tick);
         uv_timer_init(a->loop, &a->later);
         uv_timer_init(a->loop, &a->watchdog);
-        a->frame.data = a->tick.data = a->later.data = a->watchdog.data = a;
+        uv_timer_init(a->loop, &a->escalate);
+        a->frame.data = a->tick.data = a->later.data = a->watchdog.data = a->escalate.data = a;
         for (i = 0; i < 4; i++) {
                 uv_signal_init(a->loop, &a->sigs[i]);
                 a->sigs[i].data = a;

@@ -35,8 +35,10 @@ enum setup_limit {
         LIMIT_COUNT
 };
 
-#define FRAME_MS 33
-#define HIT_ROWS 512 /* screen rows the mouse map covers */
+#define FRAME_MS      33
+#define STOP_GRACE_MS 5000 /* SIGTERM, then SIGKILL this much later */
+#define STOP_PENDING  16   /* stops waiting for their SIGKILL at once */
+#define HIT_ROWS      512  /* screen rows the mouse map covers */
 
 struct text_lines;
 struct wrapped;
@@ -118,6 +120,11 @@ struct app {
         uv_timer_t frame, tick;
         uv_timer_t later;    /* starts a queued follow-up outside callbacks */
         uv_timer_t watchdog; /* a quit that waits too long goes anyway */
+        uv_timer_t escalate; /* SIGKILL for the stops whose grace ran out */
+        struct {
+                uint64_t exec_id, at_ms;
+        } stops[STOP_PENDING];
+        size_t nstops;
         uv_signal_t sigs[4];
         bool dirty;
         uint64_t last_frame_ms;
@@ -183,6 +190,12 @@ uint64_t app_kill_target(struct app *a, const char **why);
 /* Executions running now, and (queued, may be NULL) calls waiting. */
 unsigned app_running(struct app *a, unsigned *queued);
 void app_next_theme(struct app *a);
+/* SIGTERM to an execution, and SIGKILL STOP_GRACE_MS later if it still
+ * runs then (docker stop, htop's F9 then F9 again). */
+void app_stop_exec(struct app *a, uint64_t exec_id);
+/* p: pauses the execution k would kill, or resumes it. */
+void app_toggle_pause(struct app *a);
+
 /* Mouse capture off (the terminal's own selection copies text) and on. */
 void app_toggle_mouse(struct app *a);
 /* n: a new session on the setup screen, once the last one is idle. */

@@ -382,7 +382,7 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
                  (unsigned long long)l->pids, (double)l->timeout_ms / 1000.0,
                  l->tmpfs_bytes ? b2 : "-", l->output_bytes ? b3 : "-", l->disk_bytes ? b4 : "-");
         draw_put(a, y++, x, w, THEME_TEXT, line);
-        if (e->state == VM_EXEC_CREATING || e->state == VM_EXEC_RUNNING) {
+        if (viewmodel_exec_live(e)) {
                 fmt_bytes(b1, sizeof(b1), e->stats.mem_peak_bytes);
                 snprintf(line, sizeof(line), "now      cpu time %llums  memory peak %s",
                          (unsigned long long)e->stats.cpu_ms, b1);

@@ -147,6 +147,8 @@ enum theme_role draw_exec_role(enum vm_exec_state st)
         static const enum theme_role roles[] = {
             [VM_EXEC_CREATING] = THEME_STATE_CREATING,
             [VM_EXEC_RUNNING] = THEME_STATE_RUNNING,
+            /* stopped but alive: as a warning, not as an end */
+            [VM_EXEC_PAUSED] = THEME_WARNING,
             [VM_EXEC_EXITED] = THEME_STATE_EXITED,
             [VM_EXEC_SIGNALED] = THEME_STATE_SIGNALED,
             [VM_EXEC_TIMEOUT] = THEME_STATE_TIMEOUT,
@@ -240,7 +242,7 @@ void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int w
 
 void draw_metric_label(char *out, size_t len, const struct viewmodel_exec *e, enum metric m)
 {
-        bool ended = e->state != VM_EXEC_CREATING && e->state != VM_EXEC_RUNNING;
+        bool ended = !viewmodel_exec_live(e);
         char v[16], l[16];
 
         /* live: the last sample; ended: CPU time and peak memory */
@@ -425,7 +427,8 @@ static void draw_help(struct app *a)
             "/ F6 P M T   filter the list; sort it: cycle, CPU, memory, age",
             "o O          select the execution using the most CPU / memory",
             "in details   / search the output, n N next / previous, s save it",
-            "k            kill the selected (or latest) running execution",
+            "k p          kill (y SIGKILL, t SIGTERM first) / pause or resume the",
+            "             selected (or latest) running execution",
             "K            kill every running execution, cancel queued calls",
             "Esc          close / clear filter / interrupt (twice while tools run)",
             "i            type a follow-up (queued while a turn runs)",
@@ -461,6 +464,7 @@ static void draw_dialog(struct app *a)
                 snprintf(q, sizeof(q), "Kill execution #%llu (%s)?",
                          (unsigned long long)a->dialog_exec,
                          c >= 0 ? viewmodel_call(a->vm, (size_t)c)->summary : "no call");
+                keys = "y kills (SIGKILL), t SIGTERM first (SIGKILL 5 s on), n/Esc cancel";
         } else if (a->dialog == DIALOG_KILL_ALL) {
                 struct viewmodel_host hh;
                 viewmodel_host(a->vm, &hh);

@@ -228,8 +228,9 @@ static void key_setup_mode(struct app *a, int kind, wint_t ch)
 static void key_dialog(struct app *a, int kind, wint_t ch)
 {
         enum dialog d = a->dialog;
+        bool term = d == DIALOG_KILL && kind != KEY_CODE_YES && (ch == 't' || ch == 'T');
 
-        if (kind != KEY_CODE_YES && (ch == 'y' || ch == 'Y')) {
+        if (term || (kind != KEY_CODE_YES && (ch == 'y' || ch == 'Y'))) {
                 /* typed-ahead text ("ky...") must not confirm a kill */
                 if (app_now_ms() - a->dialog_ms < DIALOG_GUARD_MS)
                         return;
@@ -240,7 +241,9 @@ static void key_dialog(struct app *a, int kind, wint_t ch)
                 return;
         }
         a->dialog = DIALOG_NONE;
-        if (d == DIALOG_KILL) {
+        if (term) {
+                app_stop_exec(a, a->dialog_exec);
+        } else if (d == DIALOG_KILL) {
                 if (session_kill_exec(a->s, a->dialog_exec) == 0)
                         snprintf(a->status, sizeof(a->status), "killed execution #%llu",
                                  (unsigned long long)a->dialog_exec);
@@ -503,7 +506,7 @@ static void jump_to_offender(struct app *a, bool memory)
         for (i = 0; i < n; i++) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, i);
                 double v = memory ? (double)e->stats.mem_bytes : e->stats.cpu_pct;
-                if ((e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING) && v > top) {
+                if (viewmodel_exec_live(e) && v > top) {
                         top = v;
                         best = (long)i;
                 }
@@ -646,6 +649,9 @@ static void key_live(struct app *a, wint_t ch)
                 break;
         case '/':
                 start_filter(a);
+                break;
+        case 'p':
+                app_toggle_pause(a);
                 break;
         case 'e':
                 a->expand_tools = !a->expand_tools;

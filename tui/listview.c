@@ -26,11 +26,6 @@ static const struct viewmodel_exec *call_exec(const struct viewmodel *vm,
         return k >= 0 ? viewmodel_exec(vm, (size_t)k) : NULL;
 }
 
-static bool exec_live(const struct viewmodel_exec *e)
-{
-        return e->state == VM_EXEC_CREATING || e->state == VM_EXEC_RUNNING;
-}
-
 bool listview_matches(const struct list_view *lv, const struct viewmodel *vm, bool execs, long item)
 {
         char id[32];
@@ -75,17 +70,17 @@ static double key_of(const struct order *o, long item)
                 if (e == NULL)
                         return -1;
                 /* live ones above ended ones, each by its own measure */
-                return exec_live(e) ? 1e12 + e->stats.cpu_pct : (double)e->cpu_ms;
+                return viewmodel_exec_live(e) ? 1e12 + e->stats.cpu_pct : (double)e->cpu_ms;
         case LIST_SORT_MEMORY:
                 if (e == NULL)
                         return -1;
-                return (double)(exec_live(e) ? e->stats.mem_bytes : e->mem_peak_bytes);
+                return (double)(viewmodel_exec_live(e) ? e->stats.mem_bytes : e->mem_peak_bytes);
         case LIST_SORT_AGE:
                 return -(double)(c != NULL ? c->start_ms : e->created_ms);
         case LIST_SORT_STATE:
                 if (c != NULL)
                         return c->state == VM_CALL_RUNNING ? 100 : -(double)c->state;
-                return exec_live(e) ? 100 : -(double)e->state;
+                return viewmodel_exec_live(e) ? 100 : -(double)e->state;
         default:
                 return 0;
         }

@@ -394,6 +394,7 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
                         switch (e->state) {
                         case VM_EXEC_CREATING:
                         case VM_EXEC_RUNNING:
+                        case VM_EXEC_PAUSED:
                         case VM_EXEC_EXITED:
                         case VM_EXEC_SIGNALED:
                                 break;

@@ -269,6 +269,7 @@ bool replay_key(struct app *a, wint_t ch)
                 return true;
         case 'm':
         case 'k':
+        case 'p':
         case 'K':
         case 'i':
         case 'n':

@@ -126,7 +126,8 @@ for size in 80x24 160x48; do
         expect_screen "$d" "host: 1 running" "$size: the slow call runs"
         $T send-keys -t "$d" k
         expect_screen "$d" "Kill execution #1 \(bash: echo a-rather-long" "$size: k asks, naming the call"
-        expect_screen "$d" "y kills, n/Esc cancel " "$size: the kill dialog shows its keys whole"
+        expect_screen "$d" "y kills \(SIGKILL\), t SIGTERM first \(SIGKILL 5 s on\), n/Esc cancel " \
+                "$size: the kill dialog shows its keys whole"
         $T send-keys -t "$d" n
         $T send-keys -t "$d" K
         expect_screen "$d" "Kill all 1 running executions\?" "$size: K asks"

@@ -339,7 +339,8 @@ static void start_turn(struct agent *a)
         a->totals.turns++;
         emit(a, "turn.start", json_pack("{s:I}", "turn", (json_int_t)a->totals.turns));
         a->in_model = true;
-        rc = p->ops->request(p, a->messages, tools_schemas(), &cbs, a);
+        rc = p->ops->request(p, a->messages, a->cfg.tools != NULL ? a->cfg.tools : tools_schemas(),
+                             &cbs, a);
         if (rc < 0) {
                 char msg[128];
                 snprintf(msg, sizeof(msg), "the model could not be called: %s", strerror(-rc));
@@ -455,7 +456,7 @@ unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
         const char *note =
             a->interrupted ? "interrupted by the operator" : "killed by the operator";
         bool was = a->dispatching;
-        unsigned n = 0, nc = 0;
+        unsigned n = 0, nc = 0, ended = 0;
         size_t i;
 
         /* Cancelled calls complete inside this loop: the turn may only end
@@ -484,13 +485,16 @@ unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
                         continue;
                 }
                 id = dispatch_kill(c->run, note);
+                /* an MCP call is cancelled at once, with no execution */
+                if (c->done)
+                        ended++;
                 if (id != 0) {
                         emit(a, "operator.kill", json_pack("{s:I}", "exec_id", (json_int_t)id));
                         n++;
                 }
         }
         a->dispatching = was;
-        if (!was && nc > 0 && a->pending == 0)
+        if (!was && (nc > 0 || ended > 0) && a->pending == 0)
                 finish_turn(a);
         if (cancelled != NULL)
                 *cancelled = nc;

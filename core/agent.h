@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "core/bus.h"
 #include "core/dispatch.h"
 #include "core/provider.h"
@@ -29,6 +31,7 @@ struct agent_config {
         uint64_t max_iterations;   /* turns in the whole session; 0: 100 */
         size_t output_cap;         /* characters of tool output for the model; 0: default */
         const char *system_prompt; /* NULL: none */
+        const json_t *tools;       /* offered to the model; NULL: tools_schemas() */
 };
 
 struct agent_totals {

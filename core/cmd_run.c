@@ -207,6 +207,12 @@ static void print_human(const json_t *ev, void *ud)
                 else
                         termout_printf(&r->err, "proctor: model error: %s; retrying in %s\n",
                                        str(ev, "message"), wait);
+        } else if (strcmp(type, "mcp.server") == 0 && strcmp(str(ev, "state"), "starting") != 0) {
+                /* a server that fails or dies must not go unnoticed */
+                termout_printf(&r->err, "proctor: MCP server %s: %s, %lld tools%s%s\n",
+                               str(ev, "server"), str(ev, "state"),
+                               (long long)json_integer_value(json_object_get(ev, "tools")),
+                               str(ev, "error")[0] ? ": " : "", str(ev, "error"));
         } else if (strcmp(type, "session.note") == 0) {
                 termout_printf(&r->err, "proctor: note to the model: %s\n", str(ev, "text"));
         } else if (strcmp(type, "operator.interrupt") == 0) {
@@ -343,6 +349,7 @@ int cmd_run_main(int argc, char **argv)
         so.provider.idle_timeout_ms = (uint32_t)o.provider_timeout_ms;
         so.workspace = o.workspace;
         so.config_file = o.config;
+        so.mcp_servers = o.mcp_servers;
         so.ws_mode = o.ws_mode;
         so.limits = o.limits;
         so.max_iterations = o.max_iterations;
@@ -385,6 +392,7 @@ int cmd_run_main(int argc, char **argv)
                 uv_run(&loop, UV_RUN_DEFAULT);
                 status = exit_status(r.status);
                 /* session.end comes last: after every execution's removal */
+                session_stop_servers(r.s);
                 while (session_executions(r.s) > 0)
                         uv_run(&loop, UV_RUN_ONCE);
         } else {

@@ -17,11 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/mcp.h"
 #include "core/units.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
-enum kind { K_MODE, K_WSMODE, K_STR, K_PATH, K_SIZE, K_SECS, K_COUNT, K_SECTION };
+enum kind { K_MODE, K_WSMODE, K_STR, K_PATH, K_SIZE, K_SECS, K_COUNT, K_SECTION, K_MCP };
 
 struct key {
         const char *name;
@@ -62,6 +63,7 @@ static const struct key top_keys[] = {
     {"memory_budget", K_SIZE, FIELD(memory_budget), 0, 0, NULL},
     {"theme", K_STR, FIELD(theme), 0, 0, NULL},
     {"provider", K_SECTION, 0, 0, 0, 0, provider_keys},
+    {"mcpServers", K_MCP, FIELD(mcp_servers), 0, 0, NULL},
     {NULL, K_SECTION, 0, 0, 0, 0, NULL},
 };
 
@@ -204,6 +206,7 @@ static const char *expectation(const struct key *k, char *buf, size_t len)
                          (unsigned long long)k->max);
                 return buf;
         case K_SECTION:
+        case K_MCP:
                 return "an object";
         }
         return "?";
@@ -275,9 +278,36 @@ static int convert(const struct key *k, const json_t *v, void *field)
                 store_uint(field, k->width, (uint64_t)json_integer_value(v));
                 return 1;
         case K_SECTION:
+        case K_MCP:
                 break;
         }
         return 0;
+}
+
+/* Checks `servers` and keeps it over *field (JSON text), merged with what
+ * is there: a server named in both is the later one's. */
+static int merge_mcp(const char *file, const json_t *servers, const char **field, char *err,
+                     size_t errlen)
+{
+        json_t *all = *field != NULL ? json_loads(*field, 0, NULL) : json_object();
+        char why[400], *text;
+        int rc;
+
+        if ((rc = mcp_config_check(servers, why, sizeof(why))) < 0) {
+                snprintf(err, errlen, "%s: %s", file, why);
+                json_decref(all);
+                return rc;
+        }
+        if (all == NULL || json_object_update(all, (json_t *)servers) < 0 ||
+            (text = json_dumps(all, JSON_COMPACT)) == NULL) {
+                json_decref(all);
+                snprintf(err, errlen, "%s: out of memory", file);
+                return -ENOMEM;
+        }
+        json_decref(all);
+        *field = keep(text);
+        free(text);
+        return *field != NULL ? 0 : -ENOMEM;
 }
 
 static int apply_section(const struct load *l, const struct key *keys, const json_t *obj,
@@ -294,6 +324,9 @@ static int apply_key(const struct load *l, const struct key *k, const json_t *v,
                         return type_error(l, path, "an object", v);
                 return apply_section(l, k->keys, v, path, o);
         }
+        if (k->kind == K_MCP)
+                return merge_mcp(l->file, v, (const char **)((char *)o + k->off), l->err,
+                                 l->errlen);
         rc = convert(k, v, (char *)o + k->off);
         if (rc < 0) {
                 snprintf(l->err, l->errlen, "%s: %s: out of memory", l->file, path);
@@ -473,6 +506,29 @@ static int apply_env(struct options *o, char *err, size_t errlen)
         return 0;
 }
 
+/* --mcp-config FILE: a file in the shape the other MCP clients use,
+ * {"mcpServers": {...}}, merged over the config file's servers. */
+static int load_mcp_config(struct options *o, char *err, size_t errlen)
+{
+        const json_t *servers;
+        json_t *root = NULL;
+        int rc;
+
+        rc = parse_file(o->mcp_config, 1, &root, err, errlen);
+        if (rc < 0)
+                return rc;
+        servers = json_object_get(root, "mcpServers");
+        if (servers == NULL) {
+                snprintf(err, errlen, "%s: expected an object with the key \"mcpServers\"",
+                         o->mcp_config);
+                rc = -EINVAL;
+        } else {
+                rc = merge_mcp(o->mcp_config, servers, &o->mcp_servers, err, errlen);
+        }
+        json_decref(root);
+        return rc;
+}
+
 int config_resolve(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
         struct options flags;
@@ -507,7 +563,7 @@ int config_resolve(int argc, char **argv, struct options *o, char *err, size_t e
         if (rc < 0)
                 return rc;
         o->config = loaded;
-        return 0;
+        return o->mcp_config != NULL ? load_mcp_config(o, err, errlen) : 0;
 }
 
 int config_protect_own(struct exec_workspace *ws, const char *config_file, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/exec_report.h"
+#include "core/mcp.h"
 
 struct tool_run {
         dispatch_done_fn done;
@@ -33,6 +34,7 @@ struct tool_run {
         struct tool_run *next;                 /* in the queue */
         struct tool_run *live_next, **live_pp; /* among the live runs */
         uint64_t charge;                       /* memory counted against the budget while live */
+        struct mcp_call *mcp;                  /* an MCP call in flight: no execution of its own */
 };
 
 /* Bytes of output kept for the result; the execution's own output limit
@@ -217,6 +219,33 @@ static int run_builtin_local(struct dispatch_ctx *dx, struct tool_run *r, const 
         tools_result_free(&res);
         free(r);
         return 0;
+}
+
+static void on_mcp_done(const struct tool_outcome *o, void *ud)
+{
+        struct tool_run *r = ud;
+
+        r->finished = true;
+        r->mcp = NULL;
+        r->done(r, o, r->ud);
+        free(r);
+}
+
+/* An MCP tool runs in its server, which lives for the session: the call is
+ * a message to it, outside the bounds on executions. */
+static int run_mcp(struct dispatch_ctx *dx, struct tool_run *r, const char *name,
+                   const json_t *args, char *err, size_t errlen)
+{
+        int rc = -ENOENT;
+
+        if (dx->mcp == NULL)
+                snprintf(err, errlen, "unknown tool '%s': no MCP server is configured", name);
+        else
+                rc = mcp_call(dx->mcp, name, args, on_mcp_done, r, &r->mcp, err, errlen);
+
+        if (rc < 0)
+                free(r);
+        return rc;
 }
 
 int dispatch_call_limits(const struct exec_limits *op, const json_t *args, struct exec_limits *out,
@@ -473,6 +502,8 @@ int dispatch_start(struct dispatch_ctx *dx, const char *call_id, const char *nam
         r->dx = dx;
         r->t0_ms = now_ms(); /* a call's duration includes its time in the queue */
         *out = r;
+        if (strncmp(name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0)
+                return run_mcp(dx, r, name, args, err, errlen);
         if (dx->mode == EXEC_LOCAL && !tools_runs_process(name))
                 return run_builtin_local(dx, r, name, args);
         /* refuse now what could never run, rather than after the queue */
@@ -526,6 +557,10 @@ uint64_t dispatch_kill(struct tool_run *r, const char *note)
                 snprintf(msg, sizeof(msg), "cancelled before it started (%s)",
                          note != NULL ? note : "killed by the operator");
                 fail_run(r, msg, true);
+                return 0;
+        }
+        if (r->mcp != NULL) {
+                mcp_call_cancel(r->mcp, note != NULL ? note : "killed by the operator");
                 return 0;
         }
         if (r->finished || r->e == NULL)

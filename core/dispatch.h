@@ -26,6 +26,7 @@ struct dispatch_ctx {
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
         struct tools_cache *cache; /* local mode's cache; persists across calls */
+        struct mcp *mcp;           /* the session's MCP servers (mcp__ tools); may be NULL */
         unsigned max_parallel;     /* executions live at once; 0: no cap */
         /* Sum of the memory limits of live sandbox executions; 0: none. */
         uint64_t memory_budget;

@@ -93,6 +93,8 @@ static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_
 
         if (r->hooks.on_output != NULL)
                 r->hooks.on_output(buf, n, s, r->ud);
+        if (s == EXEC_STDOUT && r->hooks.quiet_stdout)
+                return;
         /* Complete the character left over from the previous chunk. */
         while (r->ncarry[k] > 0 && n > 0) {
                 char tmp[4];

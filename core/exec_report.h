@@ -16,6 +16,9 @@ struct exec_report_hooks {
         void (*on_output)(const char *buf, size_t n, enum exec_stream s, void *ud);
         void (*on_exit)(const struct exec_result *r, void *ud);
         void (*on_remove)(void *ud);
+        /* stdout goes to on_output only, not on the bus (a protocol stream
+         * such as an MCP server's, which proctor reports in its own terms) */
+        bool quiet_stdout;
 };
 
 /* Spawns `req` on `eng` and reports it on `bus`; `call_id` (may be NULL)

@@ -41,7 +41,9 @@ const char options_help_agent[] =
     "  --max-iterations N          turns before the session stops (default 100)\n"
     "  --trace FILE                where the session's events go (default\n"
     "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
-    "  --config FILE               config file (default $XDG_CONFIG_HOME/proctor/config.json)\n";
+    "  --config FILE               config file (default $XDG_CONFIG_HOME/proctor/config.json)\n"
+    "  --mcp-config FILE           MCP servers ({\"mcpServers\": ...}), merged over the\n"
+    "                              config file's\n";
 
 const char options_help_screen[] =
     "  --theme NAME|PATH           colours: a bundled or user theme, or a theme file\n"
@@ -114,6 +116,7 @@ static const struct opt opts[] = {
     {"max-parallel", O_COUNT, OFF(max_parallel)},
     {"memory-budget", O_SIZE, OFF(memory_budget)},
     {"trace", O_STR, OFF(trace)},
+    {"mcp-config", O_STR, OFF(mcp_config)},
     {"theme", O_STR, OFF(theme)},
     {"speed", O_STR, OFF(speed)},
     {"no-color", O_FLAG, OFF(no_color)},

@@ -26,6 +26,10 @@ struct options {
         uint64_t provider_timeout_ms; /* no byte from the model endpoint for this long */
         const char *trace;
         const char *theme;
+        /* The mcpServers of the config file merged with --mcp-config's, as
+         * JSON text (config_resolve); NULL: none. */
+        const char *mcp_servers;
+        const char *mcp_config; /* --mcp-config FILE */
         const char *speed;
         bool no_color;
         bool json;

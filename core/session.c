@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/dispatch.h"
 #include "core/exec_report.h"
+#include "core/mcp.h"
 #include "core/options.h"
 #include "core/tools.h"
 
@@ -29,6 +30,9 @@ struct session {
         struct tools_cache *cache;
         struct dispatch_ctx dx;
         struct agent *agent;
+        struct mcp *mcp;
+        bool mcp_starting;    /* its servers start; the first prompt waits */
+        char *pending_prompt; /* that prompt */
         char id[48];
         struct exec_workspace *ws; /* opened once: every call gets this directory */
         bool budget_defaulted;     /* the memory budget follows the memory limit */
@@ -225,7 +229,22 @@ unsigned session_executions(const struct session *s)
 
 bool session_busy(const struct session *s)
 {
-        return s->agent != NULL && agent_busy(s->agent);
+        return (s->agent != NULL && agent_busy(s->agent)) || s->pending_prompt != NULL;
+}
+
+struct mcp *session_mcp(const struct session *s)
+{
+        return s->mcp;
+}
+
+void session_stop_servers(struct session *s)
+{
+        mcp_stop(s->mcp);
+}
+
+unsigned session_server_executions(const struct session *s)
+{
+        return mcp_live(s->mcp);
 }
 
 static uint64_t now_ms(void)
@@ -236,11 +255,48 @@ static uint64_t now_ms(void)
         return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static void on_end(enum agent_status st, void *ud);
+
+static void on_mcp_ready(void *ud)
+{
+        struct session *s = ud;
+        char *text = s->pending_prompt;
+
+        s->mcp_starting = false;
+        s->pending_prompt = NULL;
+        if (text != NULL && agent_prompt(s->agent, text, on_end, s) < 0)
+                on_end(AGENT_FAILED, s);
+        free(text);
+}
+
+/* Servers are started in the session's mode, which is fixed by now. */
+static int start_mcp(struct session *s)
+{
+        struct mcp_opts mo = {.eng = s->eng,
+                              .bus = s->bus,
+                              .mode = s->opts.mode,
+                              .ws = s->ws,
+                              .ws_mode = s->opts.ws_mode,
+                              .limits = s->opts.limits};
+        char err[512];
+        int rc;
+
+        rc = mcp_new(s->loop, &mo, s->opts.mcp_servers, &s->mcp, err, sizeof(err));
+        if (rc < 0) {
+                /* the config was checked when it was read: this is memory */
+                fprintf(stderr, "proctor: MCP: %s\n", err);
+                return rc;
+        }
+        s->dx.mcp = s->mcp;
+        return 0;
+}
+
 /* The mode is fixed from here on. */
 static int start(struct session *s)
 {
         struct agent_config ac = {0};
         json_t *limits;
+        int rc;
 
         s->dx.eng = s->eng;
         s->dx.bus = s->bus;
@@ -258,6 +314,10 @@ static int start(struct session *s)
         ac.dx = &s->dx;
         ac.max_iterations = s->opts.max_iterations;
         ac.system_prompt = s->system;
+        if (s->opts.mcp_servers != NULL && (rc = start_mcp(s)) < 0)
+                return rc;
+        if (s->mcp != NULL)
+                ac.tools = mcp_tools(s->mcp);
         s->agent = agent_new(&ac);
         if (s->agent == NULL)
                 return -ENOMEM;
@@ -279,6 +339,10 @@ static int start(struct session *s)
                            "max_iterations",
                            (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
                            "version", PROCTOR_VERSION));
+        if (s->mcp != NULL && mcp_server_count(s->mcp) > 0) {
+                s->mcp_starting = true;
+                mcp_start(s->mcp, on_mcp_ready, s);
+        }
         return 0;
 }
 
@@ -301,17 +365,33 @@ int session_prompt(struct session *s, const char *text)
                 return -ESHUTDOWN;
         if (!s->started && (rc = start(s)) < 0)
                 return rc;
+        if (s->mcp_starting) {
+                s->pending_prompt = strdup(text);
+                return s->pending_prompt != NULL ? 0 : -ENOMEM;
+        }
         return agent_prompt(s->agent, text, on_end, s);
 }
 
 void session_interrupt(struct session *s)
 {
+        if (s->pending_prompt != NULL) {
+                /* still waiting for the MCP servers: the prompt never ran */
+                free(s->pending_prompt);
+                s->pending_prompt = NULL;
+                on_end(AGENT_INTERRUPTED, s);
+                return;
+        }
         if (s->agent != NULL)
                 agent_interrupt(s->agent);
 }
 
 int session_kill_exec(struct session *s, uint64_t exec_id)
 {
+        if (s->mcp != NULL && mcp_kill_exec(s->mcp, exec_id)) {
+                bus_emit(s->bus, "operator.kill",
+                         json_pack("{s:I}", "exec_id", (json_int_t)exec_id));
+                return 0;
+        }
         return s->agent != NULL ? agent_kill_exec(s->agent, exec_id) : -ESRCH;
 }
 
@@ -402,6 +482,8 @@ void session_free(struct session *s)
                 abort();
         /* executions still being torn down outlive the session */
         dispatch_close(&s->dx);
+        free(s->pending_prompt);
+        mcp_free(s->mcp);
         exec_engine_free(s->eng);
         agent_free(s->agent);
         provider_free(s->provider);

@@ -27,6 +27,9 @@ struct session_opts {
         uint64_t max_iterations;
         unsigned max_parallel;  /* executions at once; 0: 4 */
         uint64_t memory_budget; /* bytes; 0: session_default_budget's */
+        /* The mcpServers object as JSON text (options.mcp_servers); NULL:
+         * none. Its servers start with the session, before its first turn. */
+        const char *mcp_servers;
 };
 
 #define SESSION_MAX_PARALLEL 4
@@ -88,6 +91,17 @@ unsigned session_kill_all(struct session *s, unsigned *cancelled);
 bool session_busy(const struct session *s);
 /* Executions not yet removed (their exec.remove still to come). */
 unsigned session_executions(const struct session *s);
+
+/* The session's MCP client once it has started (NULL before, or without
+ * servers): its servers and tools (core/mcp.h). */
+struct mcp *session_mcp(const struct session *s);
+
+/* The session is over: stops its MCP servers, whose executions are then
+ * removed (wait for session_executions to reach 0 before session_end). */
+void session_stop_servers(struct session *s);
+/* Executions of MCP servers not yet removed (counted in
+ * session_executions too; they live as long as the session). */
+unsigned session_server_executions(const struct session *s);
 
 /* Emits session.end (once, if the session started) with the last status. */
 void session_end(struct session *s);

@@ -11,6 +11,9 @@
 #include <stddef.h>
 
 #define TOOLS_OUTPUT_CAP 25000 /* characters returned to the model by default */
+/* Tools of MCP servers are offered as mcp__SERVER__TOOL (core/mcp.c):
+ * tools_parse_args takes any JSON object for them. */
+#define TOOLS_MCP_PREFIX "mcp__"
 
 /* The "tools" array for a chat-completions request:
  * [{"type": "function", "function": {"name", "description", "parameters"}}].

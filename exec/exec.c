@@ -1577,6 +1577,36 @@ static void pool_refill(uv_timer_t *t)
         }
 }
 
+struct stdin_write {
+        uv_write_t req;
+        char data[];
+};
+
+static void on_kept_stdin_written(uv_write_t *req, int status)
+{
+        free(req->data);
+}
+
+int exec_write(struct exec *e, const char *data, size_t len)
+{
+        struct stdin_write *w;
+        uv_buf_t b;
+        int rc;
+
+        if (e->in.data != e || uv_is_closing((uv_handle_t *)&e->in) || e->exit_reported)
+                return -EPIPE;
+        w = malloc(sizeof(*w) + (len ? len : 1));
+        if (w == NULL)
+                return -ENOMEM;
+        memcpy(w->data, data, len);
+        w->req.data = w;
+        b = uv_buf_init(w->data, (unsigned)len);
+        rc = uv_write(&w->req, (uv_stream_t *)&e->in, &b, 1, on_kept_stdin_written);
+        if (rc < 0)
+                free(w);
+        return rc < 0 ? -EPIPE : 0;
+}
+
 static int write_stdin(struct exec *e, const char *data, size_t len)
 {
         uv_buf_t b;
@@ -1683,7 +1713,8 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 uv_timer_start(&e->timeout, on_timeout, e->lim.timeout_ms + DEADLINE_BACKSTOP_MS,
                                0);
         uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);
-        if (rc == 0 && (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
+        if (rc == 0 && !req->keep_stdin &&
+            (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));
         if (rc < 0) {
                 e->setup_failed = true;

@@ -73,6 +73,9 @@ struct exec_request {
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
+        /* stdin stays open for exec_write (a long-lived server speaking a
+         * protocol on it); stdin_data is ignored then. */
+        bool keep_stdin;
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -131,6 +134,11 @@ void exec_engine_free(struct exec_engine *eng);
 int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
                size_t errlen);
+
+/* Queues `len` bytes (copied) for the stdin of an execution spawned with
+ * keep_stdin; writes go out in order without blocking the loop. 0, or
+ * -EPIPE once its stdin is closed (it exited, or was never kept open). */
+int exec_write(struct exec *e, const char *data, size_t len);
 
 /* Kills the whole execution (every process of the sandbox); the exit is
  * reported as killed. Returns -ESRCH when it has already exited. */

@@ -138,6 +138,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.provider.idle_timeout_ms = (uint32_t)a->o.provider_timeout_ms;
         so.workspace = a->o.workspace;
         so.config_file = a->o.config;
+        so.mcp_servers = a->o.mcp_servers;
         so.ws_mode = a->o.ws_mode;
         so.limits = a->o.limits;
         so.max_iterations = a->o.max_iterations;
@@ -210,6 +211,7 @@ static int close_session(struct app *a)
         keep_trace_name(a);
         uv_timer_init(a->loop, &wake);
         uv_timer_start(&wake, on_wait_tick, 50, 50);
+        session_stop_servers(a->s);
         while (session_executions(a->s) > 0 && app_now_ms() < until)
                 uv_run(a->loop, UV_RUN_ONCE);
         uv_close((uv_handle_t *)&wake, NULL);
@@ -579,7 +581,7 @@ void app_new_session(struct app *a)
         } else if (a->busy) {
                 snprintf(a->status, sizeof(a->status),
                          "a turn is running: Esc interrupts it, then n starts a new session");
-        } else if (session_executions(a->s) > 0) {
+        } else if (session_executions(a->s) > session_server_executions(a->s)) {
                 /* its last exec.remove is due in moments; closing now
                  * would mean running the loop from inside it */
                 snprintf(a->status, sizeof(a->status),

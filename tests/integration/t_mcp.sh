@@ -1,0 +1,119 @@
+#!/bin/bash
+# MCP against a real, widely used server: @modelcontextprotocol/server-everything
+# from npm, in local and sandbox mode. Its echo and get-sum tools through a
+# scripted session, get-env showing no API key, the server killed in the
+# middle of a call, and `proctor mcp list` (a broken server named with its
+# stderr). Skips, saying why, only when npm cannot install the server.
+. "$(dirname "$0")/lib.sh"
+
+PKG=@modelcontextprotocol/server-everything
+CACHE=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/build/mcp-everything
+if [ ! -f "$CACHE/node_modules/$PKG/package.json" ]; then
+        rm -rf "$CACHE.tmp"
+        mkdir -p "$CACHE.tmp"
+        if ! command -v npm >/dev/null ||
+                ! npm install --silent --no-audit --no-fund --prefix "$CACHE.tmp" "$PKG" >"$WORK/npm.log" 2>&1; then
+                echo "SKIP: t_mcp.sh: npm cannot install $PKG here: $(tail -n 3 "$WORK/npm.log" 2>/dev/null)"
+                exit 0
+        fi
+        rm -rf "$CACHE" && mv "$CACHE.tmp" "$CACHE"
+fi
+# In the workspace, so that a sandbox (which sees only /workspace) finds it too.
+cp -r "$CACHE/node_modules" "$WORK/"
+give_away "$WORK/node_modules"
+ENTRY=node_modules/$PKG/dist/index.js
+cat >"$WORK/mcp.json" <<JSON
+{"mcpServers": {"everything": {"command": "node", "args": ["$ENTRY", "stdio"]}}}
+JSON
+# Tool names changed between versions of the server: use those this one has.
+TOOLS=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config mcp.json --json)
+has() { printf '%s' "$TOOLS" | python3 -c 'import json,sys; print(any(t["name"]==sys.argv[1] for s in json.load(sys.stdin) for t in s["tools"]))' "$1"; }
+SUM=get-sum; [ "$(has get-sum)" = True ] || SUM=add
+ENV=get-env; [ "$(has get-env)" = True ] || ENV=printEnv
+LONG=trigger-long-running-operation; [ "$(has $LONG)" = True ] || LONG=longRunningOperation
+expect_eq "the server offers echo" True "$(has echo)"
+expect_eq "the server offers $SUM" True "$(has $SUM)"
+
+cat >"$WORK/calls.jsonl" <<JSON
+{"content": "", "tool_calls": [{"name": "mcp__everything__echo", "arguments": {"message": "hello from proctor"}}, {"name": "mcp__everything__$SUM", "arguments": {"a": 2, "b": 40}}, {"name": "mcp__everything__$ENV", "arguments": {}}]}
+{"content": "all done"}
+JSON
+cat >"$WORK/long.jsonl" <<JSON
+{"content": "", "tool_calls": [{"name": "mcp__everything__$LONG", "arguments": {"duration": 60, "steps": 60}}]}
+{"content": "after the kill"}
+JSON
+
+# result CALL_ID FIELD < trace
+result() {
+        python3 -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["type"] == "tool.result" and e["call_id"] == sys.argv[1]:
+        v = e[sys.argv[2]]; print(json.dumps(v) if isinstance(v, bool) else v)' "$1" "$2"
+}
+
+for mode in local sandbox; do
+        T=$WORK/$mode.jsonl
+        out=$(cd "$WORK" && PROCTOR_API_KEY=sk-proctor-secret-1 OPENAI_API_KEY=sk-openai-secret-2 \
+                HF_TOKEN=hf_secret_3 "$PROCTOR" run --mode $mode --mcp-config mcp.json \
+                --model script:calls.jsonl --trace "$T" "use the tools" 2>"$WORK/err"); rc=$?
+        expect_eq "$mode: the session completes" 0 $rc
+        expect_eq "$mode: run prints the answer" "all done" "$out"
+        expect_match "$mode: the operator sees the server ready" "MCP server everything: ready, [0-9]+ tools" "$(cat "$WORK/err")"
+        expect_eq "$mode: echo answers" "Echo: hello from proctor" "$(result call_1 output <"$T")"
+        expect_eq "$mode: echo is ok" true "$(result call_1 ok <"$T")"
+        expect_match "$mode: $SUM adds" "42" "$(result call_2 output <"$T")"
+        envout=$(result call_3 output <"$T")
+        expect_match "$mode: get-env lists the environment" "PATH" "$envout"
+        expect_no_match "$mode: no API key reaches the server" "sk-proctor-secret-1|sk-openai-secret-2|hf_secret_3|PROCTOR_API_KEY|OPENAI_API_KEY|HF_TOKEN" "$envout"
+        expect_no_match "$mode: no API key in the trace" "sk-proctor-secret-1|sk-openai-secret-2|hf_secret_3" "$(cat "$T")"
+        expect_eq "$mode: the server is an execution of its own" \
+                "$([ $mode = local ] && echo none || echo sandbox)" "$(json_field exec.create isolation <"$T")"
+        expect_match "$mode: its stderr is in the trace" "STDIO" "$(grep '"exec.output"' "$T")"
+        expect_eq "$mode: it is removed before session.end" "exec.remove session.end" \
+                "$(tail -n 2 "$T" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))')"
+
+        # the server killed in the middle of a call
+        T=$WORK/$mode-kill.jsonl
+        (cd "$WORK" && exec "$PROCTOR" run --mode $mode --mcp-config mcp.json --model script:long.jsonl \
+                --trace "$T" "run long" >"$WORK/kill.out" 2>&1) &
+        runner=$!
+        pid=""
+        for _ in $(seq 100); do
+                if grep -q '"tool.call"' "$T" 2>/dev/null; then
+                        pid=$(json_field exec.start pid <"$T")
+                        break
+                fi
+                sleep 0.1
+        done
+        check "$mode: the long call started" test -n "$pid"
+        sleep 0.5
+        [ -n "$pid" ] && kill -KILL "$pid"
+        wait $runner; rc=$?
+        expect_eq "$mode: the session goes on after the kill" 0 $rc
+        expect_eq "$mode: the killed call fails" false "$(result call_1 ok <"$T")"
+        expect_match "$mode: it says the server died" "MCP server 'everything' (was killed by signal|exited|stopped)" "$(result call_1 output <"$T")"
+        expect_match "$mode: the operator sees it" "MCP server everything: exited" "$(cat "$WORK/kill.out")"
+        expect_match "$mode: the model's next turn still runs" "after the kill" "$(cat "$WORK/kill.out")"
+done
+
+# proctor mcp list: state and tools; a broken server with its stderr
+cat >"$WORK/broken.json" <<'JSON'
+{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo loading config >&2; echo 'fatal: no such module' >&2; exit 3"]}}}
+JSON
+out=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config mcp.json); rc=$?
+expect_eq "mcp list: exit 0 when every server starts" 0 $rc
+expect_match "mcp list: the server and its state" "^everything: ready, [0-9]+ tools" "$out"
+expect_match "mcp list: its tools, as the model sees them" "mcp__everything__echo +Echoes back" "$out"
+out=$(cd "$WORK" && "$PROCTOR" mcp list --mode sandbox --mcp-config mcp.json 2>&1); rc=$?
+expect_match "mcp list in sandbox mode" "^everything: ready, [0-9]+ tools" "$out"
+expect_eq "mcp list in sandbox mode: exit 0" 0 $rc
+out=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config broken.json 2>&1); rc=$?
+expect_eq "mcp list: exit 1 when a server fails" 1 $rc
+expect_match "mcp list: the failure, with the stderr's last lines" "broken: failed, 0 tools" "$out"
+expect_match "mcp list: names the exit" "exited with code 3" "$out"
+expect_match "mcp list: shows what the server said" "fatal: no such module" "$out"
+out=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config /nonexistent.json 2>&1); rc=$?
+expect_eq "mcp list: a missing --mcp-config is an error" 2 $rc
+
+finish

@@ -9,7 +9,8 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --json --raw --config --help"
-_proctor_opts_session="--max-parallel --memory-budget --model --base-url --max-iterations --trace"
+_proctor_opts_session="--max-parallel --memory-budget --model --base-url --max-iterations --trace
+        --mcp-config"
 _proctor_opts_screen="--theme --no-color"
 
 # Options followed by a value; the rest are flags.
@@ -18,7 +19,7 @@ _proctor_takes_value()
         case $1 in
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
-                --model | --base-url | --max-iterations | --trace | --theme | --speed)
+                --model | --base-url | --max-iterations | --trace | --theme | --speed | --mcp-config)
                 return 0 ;;
         esac
         return 1
@@ -49,7 +50,7 @@ _proctor_values()
         --mode) compgen -W "local sandbox" -- "$cur" ;;
         --workspace-mode) compgen -W "rw ro overlay none" -- "$cur" ;;
         --workspace) compgen -d -- "$cur" ;;
-        --config | --trace) compgen -f -- "$cur" ;;
+        --config | --trace | --mcp-config) compgen -f -- "$cur" ;;
         --theme)
                 case $cur in
                 */*) compgen -f -- "$cur" ;;
@@ -105,7 +106,7 @@ _proctor_candidates()
                 return
         fi
         if [ "$n" -eq 2 ] && [[ $cur != -* ]]; then
-                compgen -W "run exec replay doctor" -- "$cur"
+                compgen -W "run exec replay doctor mcp" -- "$cur"
                 return
         fi
         case $cmd in
@@ -113,6 +114,8 @@ _proctor_candidates()
         exec) opts="$_proctor_opts_exec --" ;;
         replay) opts="--speed --summary --config --help $_proctor_opts_screen" ;;
         doctor) opts="--json --help" ;;
+        mcp) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "list" -- "$cur"; return; }
+                opts="$_proctor_opts_exec --mcp-config" ;;
         *) opts="$_proctor_opts_exec $_proctor_opts_session $_proctor_opts_screen" ;;
         esac
         [ "$n" -eq 2 ] && opts="$opts --version"

@@ -866,6 +866,22 @@ static void on_call_timeout(uv_timer_t *t)
         finish_call(c, false, false, msg, strlen(msg));
 }
 
+/* The server a name mcp__SERVER__TOOL points at, offered or not. */
+static struct mcp_server *server_of(struct mcp *m, const char *name)
+{
+        size_t p = strlen(TOOLS_MCP_PREFIX), i;
+
+        if (strncmp(name, TOOLS_MCP_PREFIX, p) != 0)
+                return NULL;
+        for (i = 0; i < m->n; i++) {
+                size_t n = strlen(m->servers[i].name);
+                if (strncmp(name + p, m->servers[i].name, n) == 0 &&
+                    strncmp(name + p + n, "__", 2) == 0)
+                        return &m->servers[i];
+        }
+        return NULL;
+}
+
 int mcp_call(struct mcp *m, const char *name, const json_t *args, mcp_done_fn done, void *ud,
              struct mcp_call **out, char *err, size_t errlen)
 {
@@ -879,8 +895,14 @@ int mcp_call(struct mcp *m, const char *name, const json_t *args, mcp_done_fn do
                 tool = json_string_value(json_object_get(s->offered, name));
         }
         if (tool == NULL) {
-                snprintf(err, errlen, "unknown tool '%s': no running MCP server offers it", name);
-                return -ENOENT;
+                s = server_of(m, name);
+                if (s != NULL && s->st != S_READY)
+                        snprintf(err, errlen, "the MCP server '%s' is not running: %s", s->name,
+                                 s->error);
+                else
+                        snprintf(err, errlen, "unknown tool '%s': no running MCP server offers it",
+                                 name);
+                return s != NULL && s->st != S_READY ? -ESRCH : -ENOENT;
         }
         if (s->st != S_READY || s->e == NULL) {
                 snprintf(err, errlen, "the MCP server '%s' is not running: %s", s->name, s->error);

@@ -469,7 +469,8 @@ int tools_parse_args(const char *name, const char *arguments, json_t **args, cha
 {
         const struct tool *t = tool_find(name);
         /* an MCP tool's schema is its server's to enforce */
-        bool mcp = t == NULL && strncmp(name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0;
+        bool mcp = t == NULL && name != NULL &&
+                   strncmp(name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0;
         json_error_t je;
         json_t *obj;
         int rc;

@@ -95,6 +95,25 @@ for mode in local sandbox; do
         expect_match "$mode: it says the server died" "MCP server 'everything' (was killed by signal|exited|stopped)" "$(result call_1 output <"$T")"
         expect_match "$mode: the operator sees it" "MCP server everything: exited" "$(cat "$WORK/kill.out")"
         expect_match "$mode: the model's next turn still runs" "after the kill" "$(cat "$WORK/kill.out")"
+
+        # the operator interrupts a long call: it is cancelled, the server lives on
+        T=$WORK/$mode-int.jsonl
+        (cd "$WORK" && exec "$PROCTOR" run --mode $mode --mcp-config mcp.json --model script:long.jsonl \
+                --trace "$T" "run long" >"$WORK/int.out" 2>&1) &
+        runner=$!
+        for _ in $(seq 100); do
+                grep -q '"tool.call"' "$T" 2>/dev/null && break
+                sleep 0.1
+        done
+        sleep 0.5
+        kill -INT $runner
+        wait $runner; rc=$?
+        expect_eq "$mode: an interrupted session exits 130" 130 $rc
+        expect_eq "$mode: the interrupted call fails" false "$(result call_1 ok <"$T")"
+        expect_eq "$mode: it says it was interrupted" "[interrupted by the operator]" "$(result call_1 output <"$T")"
+        expect_eq "$mode: the session ends interrupted" interrupted "$(json_field session.end status <"$T")"
+        expect_eq "$mode: the server was not killed by the interrupt" "" \
+                "$(grep '"mcp.server"' "$T" | grep -E '"state":"(exited|failed)"')"
 done
 
 # proctor mcp list: state and tools; a broken server with its stderr

@@ -212,6 +212,31 @@ static void test_config_check(void **state)
         }
 }
 
+/* The model's arguments for an MCP tool: any JSON object, checked by its
+ * server; and without servers such a name is no tool at all. */
+static void test_mcp_arguments(void **state)
+{
+        struct dispatch_ctx dx = {0};
+        struct tool_run *run;
+        json_t *args;
+        char err[256];
+
+        assert_int_equal(tools_parse_args("mcp__s__t", "{\"a\":[1]}", &args, err, sizeof(err)), 0);
+        assert_int_equal(json_array_size(json_object_get(args, "a")), 1);
+        json_decref(args);
+        assert_int_equal(tools_parse_args("mcp__s__t", " ", &args, err, sizeof(err)), 0);
+        assert_int_equal(json_object_size(args), 0);
+        assert_int_equal(tools_parse_args("mcp__s__t", "[1]", &args, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "arguments for 'mcp__s__t' must be a JSON object");
+        assert_int_equal(tools_parse_args("mcp__s__t", "{", &args, err, sizeof(err)), -EINVAL);
+        args = json_object();
+        assert_int_equal(
+            dispatch_start(&dx, "c1", "mcp__s__t", args, NULL, NULL, &run, err, sizeof(err)),
+            -ENOENT);
+        assert_string_equal(err, "unknown tool 'mcp__s__t': no MCP server is configured");
+        json_decref(args);
+}
+
 /* ---- the lifecycle, against a fake server ---- */
 
 /* The fake speaks the protocol by hand: it answers initialize with the
@@ -559,6 +584,7 @@ int main(void)
             cmocka_unit_test(test_kill),
             cmocka_unit_test(test_version_refused),
             cmocka_unit_test(test_no_servers),
+            cmocka_unit_test(test_mcp_arguments),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,31 +6,11 @@
 # stderr). Skips, saying why, only when npm cannot install the server.
 . "$(dirname "$0")/lib.sh"
 
-PKG=@modelcontextprotocol/server-everything
-CACHE=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/build/mcp-everything
-if [ ! -f "$CACHE/node_modules/$PKG/package.json" ]; then
-        rm -rf "$CACHE.tmp"
-        mkdir -p "$CACHE.tmp"
-        if ! command -v npm >/dev/null ||
-                ! npm install --silent --no-audit --no-fund --prefix "$CACHE.tmp" "$PKG" >"$WORK/npm.log" 2>&1; then
-                echo "SKIP: t_mcp.sh: npm cannot install $PKG here: $(tail -n 3 "$WORK/npm.log" 2>/dev/null)"
-                exit 0
-        fi
-        rm -rf "$CACHE" && mv "$CACHE.tmp" "$CACHE"
-fi
-# In the workspace, so that a sandbox (which sees only /workspace) finds it too.
-cp -r "$CACHE/node_modules" "$WORK/"
-give_away "$WORK/node_modules"
-ENTRY=node_modules/$PKG/dist/index.js
-cat >"$WORK/mcp.json" <<JSON
-{"mcpServers": {"everything": {"command": "node", "args": ["$ENTRY", "stdio"]}}}
-JSON
-# Tool names changed between versions of the server: use those this one has.
-TOOLS=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config mcp.json --json)
-has() { printf '%s' "$TOOLS" | python3 -c 'import json,sys; print(any(t["name"]==sys.argv[1] for s in json.load(sys.stdin) for t in s["tools"]))' "$1"; }
-SUM=get-sum; [ "$(has get-sum)" = True ] || SUM=add
-ENV=get-env; [ "$(has get-env)" = True ] || ENV=printEnv
-LONG=trigger-long-running-operation; [ "$(has $LONG)" = True ] || LONG=longRunningOperation
+. "$(dirname "$0")/mcp_server.sh"
+SUM=$(mcp_tool get-sum add)
+ENV=$(mcp_tool get-env printEnv)
+LONG=$(mcp_tool trigger-long-running-operation longRunningOperation)
+has() { [ "$(mcp_tool "$1" "")" = "$1" ] && echo True || echo False; }
 expect_eq "the server offers echo" True "$(has echo)"
 expect_eq "the server offers $SUM" True "$(has $SUM)"
 

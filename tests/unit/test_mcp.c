@@ -226,6 +226,7 @@ static void test_mcp_arguments(void **state)
         json_decref(args);
         assert_int_equal(tools_parse_args("mcp__s__t", " ", &args, err, sizeof(err)), 0);
         assert_int_equal(json_object_size(args), 0);
+        json_decref(args);
         assert_int_equal(tools_parse_args("mcp__s__t", "[1]", &args, err, sizeof(err)), -EINVAL);
         assert_string_equal(err, "arguments for 'mcp__s__t' must be a JSON object");
         assert_int_equal(tools_parse_args("mcp__s__t", "{", &args, err, sizeof(err)), -EINVAL);

@@ -825,6 +825,37 @@ int mcp_server_tools(const struct mcp *m, const char *name)
         return -1;
 }
 
+int mcp_describe(const char *servers_json, const struct mcp *m, char *buf, size_t len,
+                 bool *network)
+{
+        json_t *servers = servers_json != NULL ? json_loads(servers_json, 0, NULL) : NULL;
+        const char *name;
+        const json_t *v;
+        size_t o;
+        int n = 0;
+
+        *network = false;
+        o = (size_t)snprintf(buf, len, "mcp       ");
+        json_object_foreach (servers, name, v) {
+                bool net = json_is_true(json_object_get(v, "network"));
+                int tools = m != NULL ? mcp_server_tools(m, name) : -1;
+                char count[32] = "";
+                if (tools >= 0)
+                        snprintf(count, sizeof(count), "%d tools", tools);
+                *network |= net;
+                if (o < len)
+                        o += (size_t)snprintf(buf + o, len - o, "%s %s%s%s%s%s", n ? "," : "", name,
+                                              count[0] || net ? " (" : "", count,
+                                              count[0] && net ? ", " : "",
+                                              net        ? "network)"
+                                              : count[0] ? ")"
+                                                         : "");
+                n++;
+        }
+        json_decref(servers);
+        return n;
+}
+
 static void finish_call(struct mcp_call *c, bool ok, bool killed, const char *text, size_t len)
 {
         struct mcp_server *s = c->s;

@@ -74,6 +74,14 @@ void mcp_server_info(const struct mcp *m, size_t i, struct mcp_server_info *out)
  * no such server (for the setup screen). */
 int mcp_server_tools(const struct mcp *m, const char *name);
 
+/* One line for the setup screen: "mcp        NAME (N tools), NAME2
+ * (network), ..." from the configured servers (`servers_json`) and, once
+ * started, their tool counts from `m` (may be NULL). Returns the number of
+ * servers (0: nothing to show); *network tells whether one asks for the
+ * network, which the screen shows as a warning. */
+int mcp_describe(const char *servers_json, const struct mcp *m, char *buf, size_t len,
+                 bool *network);
+
 typedef void (*mcp_done_fn)(const struct tool_outcome *o, void *ud);
 struct mcp_call;
 

@@ -237,6 +237,11 @@ struct mcp *session_mcp(const struct session *s)
         return s->mcp;
 }
 
+int session_mcp_line(const struct session *s, char *buf, size_t len, bool *network)
+{
+        return mcp_describe(s->opts.mcp_servers, s->mcp, buf, len, network);
+}
+
 void session_stop_servers(struct session *s)
 {
         mcp_stop(s->mcp);

@@ -96,6 +96,10 @@ unsigned session_executions(const struct session *s);
  * servers): its servers and tools (core/mcp.h). */
 struct mcp *session_mcp(const struct session *s);
 
+/* The setup screen's line about MCP servers (mcp_describe); 0 when none
+ * are configured. */
+int session_mcp_line(const struct session *s, char *buf, size_t len, bool *network);
+
 /* The session is over: stops its MCP servers, whose executions are then
  * removed (wait for session_executions to reach 0 before session_end). */
 void session_stop_servers(struct session *s);

@@ -36,6 +36,7 @@ void draw_setup(struct app *a)
         bool sb = a->mode == EXEC_SANDBOX;
         char line[512], mem[16], tmp[16], disk[16];
         int x, y, w, iw;
+        bool net;
 
         layout_setup_compute(COLS, &ls);
         x = ls.x;
@@ -92,6 +93,9 @@ void draw_setup(struct app *a)
                          sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
                 draw_put(a, y++, x, w, THEME_TEXT, line);
         }
+        if (a->s != NULL && session_mcp_line(a->s, line, sizeof(line), &net) > 0)
+                draw_put_untrusted(a, y++, x, w, net ? THEME_WARNING : THEME_TEXT, line,
+                                   strlen(line));
         draw_setup_limits(a, y++, x, w);
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");

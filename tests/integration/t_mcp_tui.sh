@@ -2,7 +2,8 @@
 # An MCP server in the supervisor, in a real terminal (a detached tmux): it
 # shows in the executions pane as an execution of the session, the operator
 # kills it with k while one of its tools runs, and the call then fails with
-# an error saying so while the session goes on.
+# an error saying so while the session goes on. The setup screen names the
+# configured servers.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -16,6 +17,7 @@ JSON
 T_TRACE=$WORK/tui.jsonl
 start m 160x45 "cd $WORK && $PROCTOR --mode sandbox --mcp-config mcp.json --model script:$WORK/long.jsonl --trace $T_TRACE"
 expect_screen m "Where should this session's tools run" "setup"
+expect_screen m "mcp        everything$" "the setup screen names the configured server"
 $T send-keys -t m go Enter
 expect_screen m "mcp__everything__$LONG" "the MCP call is shown"
 expect_screen m "#1 running" "the server is an execution in the pane"

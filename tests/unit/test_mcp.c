@@ -435,6 +435,23 @@ static void test_lifecycle(void **state)
             "text");
         assert_non_null(offered(&f, "mcp__fake__has_dot")); /* a name an API would refuse */
 
+        {
+                char line[128];
+                bool net = true;
+                assert_int_equal(mcp_describe("{\"fake\":{\"command\":\"python3\"}}", f.m, line,
+                                              sizeof(line), &net),
+                                 1);
+                assert_string_equal(line, "mcp        fake (6 tools)");
+                assert_false(net);
+                assert_int_equal(mcp_describe("{\"a\":{\"command\":\"x\"},\"b\":{\"command\":"
+                                              "\"y\",\"network\":true}}",
+                                              NULL, line, sizeof(line), &net),
+                                 2);
+                assert_string_equal(line, "mcp        a, b (network)");
+                assert_true(net);
+                assert_int_equal(mcp_describe(NULL, NULL, line, sizeof(line), &net), 0);
+        }
+
         call(&f, "mcp__fake__echo", "{\"text\":\"hi\"}");
         assert_true(f.last.ok);
         assert_string_equal(f.out, "you said hi");

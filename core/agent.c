@@ -147,6 +147,13 @@ static void on_delta(const char *text, size_t n, void *ud)
         emit(ud, "model.delta", json_pack("{s:o}", "text", bus_string(text, n)));
 }
 
+/* A retried answer differs from what was streamed: the last `bytes` of
+ * it no longer hold, and every printer takes them back. */
+static void on_discard(size_t bytes, void *ud)
+{
+        emit(ud, "model.discard", json_pack("{s:I}", "bytes", (json_int_t)bytes));
+}
+
 static void on_error(const char *message, int http_status, int64_t retry_in_ms, bool final,
                      void *ud)
 {
@@ -182,8 +189,18 @@ static void emit_message(struct agent *a, const struct chat_message *m)
                                                        "name", m->calls[i].name, "arguments",
                                                        m->calls[i].arguments));
         emit(a, "model.message",
-             json_pack("{s:o,s:o,s:o}", "content", bus_string(m->content, strlen(m->content)),
-                       "tool_calls", calls, "usage", usage_json(&m->usage)));
+             json_pack("{s:o,s:o,s:o,s:s?,s:b}", "content",
+                       bus_string(m->content, strlen(m->content)), "tool_calls", calls, "usage",
+                       usage_json(&m->usage), "finish_reason", m->finish_reason, "refusal",
+                       m->refusal));
+}
+
+/* An answer the provider stopped short (the token limit, its content
+ * filter) is not a completed one, however cleanly it streamed. */
+static bool cut_short(const struct chat_message *m)
+{
+        return m->finish_reason != NULL && (strcmp(m->finish_reason, "length") == 0 ||
+                                            strcmp(m->finish_reason, "content_filter") == 0);
 }
 
 /* The repetition guard: three identical calls in a row, or a short cycle
@@ -257,9 +274,11 @@ static void on_message(struct chat_message *m, void *ud)
         emit_message(a, m);
         json_array_append_new(a->messages, chat_message_json(m));
         if (m->ncalls == 0) {
+                enum agent_status st = cut_short(m) ? AGENT_FAILED : AGENT_COMPLETED;
+
                 chat_message_free(m);
                 free(m);
-                end_turn(a, AGENT_COMPLETED, true);
+                end_turn(a, st, true);
                 return;
         }
         a->calls = calloc(m->ncalls, sizeof(*a->calls));
@@ -291,7 +310,7 @@ static void on_message(struct chat_message *m, void *ud)
 
 static void start_turn(struct agent *a)
 {
-        static const struct provider_callbacks cbs = {on_delta, on_message, on_error};
+        static const struct provider_callbacks cbs = {on_delta, on_message, on_error, on_discard};
         struct provider *p = a->cfg.provider;
         int rc;
 

@@ -72,6 +72,10 @@ void bus_emit(struct bus *b, const char *type, json_t *fields)
                 json_decref(fields);
                 return;
         }
+        /* t_ms counts from the session's start, its first event, not from
+         * when the supervisor's setup screen opened */
+        if (b->seq == 0)
+                b->t0_us = mono_us();
         json_object_set_new(ev, "seq", json_integer((json_int_t)++b->seq));
         json_object_set_new(ev, "t_ms", json_integer((json_int_t)bus_now_ms(b)));
         json_object_set_new(ev, "type", json_string(type));

@@ -17,7 +17,8 @@ void bus_free(struct bus *b);
 int bus_subscribe(struct bus *b, bus_fn fn, void *ud);
 
 /* Emits an event of `type` with the fields of `fields` (stolen; may be
- * NULL). Adds seq (from 1), t_ms (since the bus was made) and type. */
+ * NULL). Adds seq (from 1), t_ms (since the first event, the session's
+ * start: not since the bus was made, which may be long before) and type. */
 void bus_emit(struct bus *b, const char *type, json_t *fields);
 
 /* Writes all of buf to fd, retrying short writes; gives up on errors. */
@@ -26,7 +27,8 @@ void bus_write_all(int fd, const char *buf, size_t n);
 /* A subscriber printing each event as one compact JSON line on stdout. */
 void bus_print_jsonl(const json_t *event, void *ud);
 
-/* Milliseconds since the bus was made (the events' clock). */
+/* Milliseconds since the first event (the events' clock; before one, since
+ * the bus was made). */
 uint64_t bus_now_ms(const struct bus *b);
 
 /* A JSON string from bytes that may not be UTF-8: invalid sequences

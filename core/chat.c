@@ -18,8 +18,13 @@
 struct call_state {
         int64_t index; /* the wire "index": calls are kept sorted by it */
         size_t args_len, args_cap;
-        bool id_generated; /* id is "call_<index>" until the model sends one */
+        bool id_generated; /* id is made up until the model sends one */
 };
+
+/* Made-up call ids count up over the whole process: the conversation
+ * sent back to the model must never hold two calls with one id, and a
+ * server that sends none sends none in every turn. */
+static unsigned long long generated_ids;
 
 struct chat_stream {
         void (*on_delta)(const char *text, size_t n, void *ud);
@@ -34,6 +39,9 @@ struct chat_stream {
         int64_t last_index; /* where a fragment without "index" goes; -1: none */
         struct chat_usage usage;
         char *finish_reason;
+        bool refusal;
+        json_t *error;      /* the last "error" payload, until the next chunk */
+        uint32_t high_half; /* a UTF-16 high surrogate that ended a string; 0: none */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
@@ -83,6 +91,8 @@ static void reset(struct chat_stream *s)
         s->last_index = -1;
         s->usage.prompt_tokens = s->usage.completion_tokens = -1;
         s->finish_reason = NULL;
+        s->refusal = false;
+        s->high_half = 0;
 }
 
 struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n, void *ud),
@@ -118,6 +128,7 @@ void chat_stream_free(struct chat_stream *s)
         free_calls(s->calls, s->ncalls);
         free(s->state);
         free(s->finish_reason);
+        json_decref(s->error);
         free(s);
 }
 
@@ -150,8 +161,8 @@ static int grow_calls(struct chat_stream *s)
 }
 
 /* Everything a call needs is allocated here, so that taking the message
- * later cannot fail: an empty name and arguments, and "call_<index>" as
- * the id until the model sends its own. */
+ * later cannot fail: an empty name and arguments, and a made-up id
+ * ("call_p<n>", unique in the process) until the model sends its own. */
 static int insert_call(struct chat_stream *s, size_t pos, int64_t index)
 {
         struct chat_tool_call c = {0};
@@ -161,7 +172,7 @@ static int insert_call(struct chat_stream *s, size_t pos, int64_t index)
                 return -E2BIG;
         if (s->ncalls == s->cap && grow_calls(s) < 0)
                 return -ENOMEM;
-        snprintf(id, sizeof(id), "call_%lld", (long long)index);
+        snprintf(id, sizeof(id), "call_p%llu", ++generated_ids);
         c.id = strdup(id);
         c.name = strdup("");
         c.arguments = calloc(1, 16);
@@ -197,13 +208,19 @@ static int call_at(struct chat_stream *s, int64_t index, size_t *pos)
         return 0;
 }
 
-/* Some servers leave "index" out. A new id starts a new call; a fragment
- * with neither continues the call before it. */
-static int call_without_index(struct chat_stream *s, const char *id, size_t *pos)
+/* Some servers leave "index" out. A new id starts a new call; so does a
+ * name when the call before already has its name and some arguments
+ * (parallel calls sent with neither index nor id); any other fragment
+ * continues the call before it. */
+static int call_without_index(struct chat_stream *s, const char *id, const char *name, size_t *pos)
 {
         int64_t index = 0;
         size_t i;
 
+        if (id == NULL && name != NULL && s->last_index >= 0 &&
+            call_at(s, s->last_index, pos) == 0 && s->calls[*pos].name[0] != '\0' &&
+            s->state[*pos].args_len > 0)
+                return call_at(s, s->state[s->ncalls - 1].index + 1, pos);
         if (id != NULL) {
                 for (i = 0; i < s->ncalls; i++) {
                         if (!s->state[i].id_generated && strcmp(s->calls[i].id, id) == 0) {
@@ -266,7 +283,7 @@ static int add_tool_fragment(struct chat_stream *s, const json_t *tc, char *err,
         if (json_is_integer(jindex) && json_integer_value(jindex) >= 0)
                 rc = call_at(s, json_integer_value(jindex), &pos);
         else
-                rc = call_without_index(s, id, &pos);
+                rc = call_without_index(s, id, name != NULL && *name != '\0' ? name : NULL, &pos);
         if (rc == -E2BIG)
                 return fail(err, errlen, "more than %d tool calls in one message", CHAT_MAX_CALLS);
         if (rc < 0)
@@ -286,19 +303,51 @@ static int add_tool_fragment(struct chat_stream *s, const json_t *tc, char *err,
         return add_arguments(s, pos, json_object_get(fn, "arguments"));
 }
 
-static int add_content(struct chat_stream *s, const json_t *content)
+static int add_text(struct chat_stream *s, const json_t *text)
 {
-        size_t n = json_string_length(content);
+        size_t n = json_string_length(text);
         int rc;
 
-        if (!json_is_string(content) || n == 0)
+        if (!json_is_string(text) || n == 0)
                 return 0;
-        rc = append(&s->content, &s->content_len, &s->content_cap, json_string_value(content), n);
+        rc = append(&s->content, &s->content_len, &s->content_cap, json_string_value(text), n);
         if (rc < 0)
                 return rc;
         if (s->on_delta != NULL)
-                s->on_delta(json_string_value(content), n, s->ud);
+                s->on_delta(json_string_value(text), n, s->ud);
         return 0;
+}
+
+/* "content" is a string, or (some servers, as in requests) an array of
+ * parts of which the text ones count: {"type": "text", "text": "..."}. */
+static int add_content(struct chat_stream *s, const json_t *content)
+{
+        size_t i;
+        int rc = 0;
+
+        if (!json_is_array(content))
+                return add_text(s, content);
+        for (i = 0; rc == 0 && i < json_array_size(content); i++) {
+                const json_t *part = json_array_get(content, i);
+                const char *type = json_string_value(json_object_get(part, "type"));
+
+                if (json_is_string(part))
+                        rc = add_text(s, part);
+                else if (type == NULL || strcmp(type, "text") == 0 ||
+                         strcmp(type, "output_text") == 0)
+                        rc = add_text(s, json_object_get(part, "text"));
+        }
+        return rc;
+}
+
+/* A refusal is the model's answer as much as content is: the operator
+ * must read it, so it streams and is kept as the message's text. */
+static int add_refusal(struct chat_stream *s, const json_t *refusal)
+{
+        if (!json_is_string(refusal) || json_string_length(refusal) == 0)
+                return 0;
+        s->refusal = true;
+        return add_text(s, refusal);
 }
 
 static void read_usage(struct chat_stream *s, const json_t *usage)
@@ -345,6 +394,8 @@ static int add_chunk(struct chat_stream *s, const json_t *root, char *err, size_
         if (!json_is_object(delta))
                 delta = json_object_get(choice, "message");
         rc = add_content(s, json_object_get(delta, "content"));
+        if (rc == 0)
+                rc = add_refusal(s, json_object_get(delta, "refusal"));
         calls = json_object_get(delta, "tool_calls");
         for (i = 0; rc == 0 && i < json_array_size(calls); i++) {
                 if (json_is_object(json_array_get(calls, i)))
@@ -373,13 +424,120 @@ static bool is_space(char c)
         return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* The \uXXXX escape at p, when there is one there: its value. */
+static bool escape_at(const char *p, const char *end, uint32_t *v)
+{
+        uint32_t x = 0;
+        int i;
+
+        if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
+                return false;
+        for (i = 2; i < 6; i++) {
+                char c = p[i];
+                int d = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+                if (d < 0)
+                        return false;
+                x = x * 16 + (uint32_t)d;
+        }
+        *v = x;
+        return true;
+}
+
+static bool has_surrogate_escape(const char *p, size_t len)
+{
+        const char *end = p + len, *at;
+        uint32_t v;
+
+        while ((at = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+                if (escape_at(at, end, &v) && v >= 0xD800 && v <= 0xDFFF)
+                        return true;
+                p = at + 2 < end ? at + 2 : end;
+        }
+        return false;
+}
+
+/* One character beyond the BMP as UTF-8 (four bytes). */
+static size_t put_utf8(char *o, uint32_t cp)
+{
+        o[0] = (char)(0xF0 | (cp >> 18));
+        o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[3] = (char)(0x80 | (cp & 0x3F));
+        return 4;
+}
+
+/* Characters beyond the BMP (emoji) are escaped as a UTF-16 surrogate
+ * pair, and servers cut deltas between its halves, which no JSON parser
+ * takes alone. A high half that ends a string is held back and joined,
+ * as UTF-8, to a low half that starts a string of the next chunk; any
+ * other lone half becomes U+FFFD rather than costing the whole answer.
+ * *out is NULL when the text needs no change. Never grows the text. */
+static int join_surrogates(struct chat_stream *s, const char *data, size_t len, char **out)
+{
+        const char *p = data, *end = data + len;
+        uint32_t held = s->high_half, v, w;
+        bool in_str = false, at_start = false;
+        char *o;
+
+        *out = NULL;
+        s->high_half = 0;
+        if (!has_surrogate_escape(data, len))
+                return 0;
+        o = *out = malloc(len + 1);
+        if (o == NULL)
+                return -ENOMEM;
+        while (p < end) {
+                if (*p == '"' || !in_str) {
+                        if (*p == '"')
+                                in_str = at_start = !in_str;
+                        *o++ = *p++;
+                        continue;
+                }
+                if (!escape_at(p, end, &v) || v < 0xD800 || v > 0xDFFF) {
+                        size_t n = *p == '\\' && p + 1 < end ? 2 : 1;
+
+                        memcpy(o, p, n);
+                        o += n;
+                        p += n;
+                        at_start = false;
+                        continue;
+                }
+                if (v < 0xDC00 && escape_at(p + 6, end, &w) && w >= 0xDC00 && w <= 0xDFFF) {
+                        memcpy(o, p, 12); /* a whole pair */
+                        o += 12;
+                        p += 12;
+                } else if (v < 0xDC00 && p + 6 < end && p[6] == '"') {
+                        s->high_half = v;
+                        p += 6;
+                        continue;
+                } else if (v >= 0xDC00 && at_start && held != 0) {
+                        o += put_utf8(o, 0x10000 + ((held - 0xD800) << 10) + (v - 0xDC00));
+                        held = 0;
+                        p += 6;
+                } else {
+                        memcpy(o, "\\uFFFD", 6);
+                        o += 6;
+                        p += 6;
+                }
+                at_start = false;
+        }
+        *o = '\0';
+        return (int)(o - *out);
+}
+
 int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err, size_t errlen)
 {
         const json_t *error;
         json_error_t jerr;
         json_t *root;
+        char *joined;
         int rc;
 
+        json_decref(s->error);
+        s->error = NULL;
         while (len > 0 && is_space(data[0])) {
                 data++;
                 len--;
@@ -391,18 +549,35 @@ int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char 
                 return 0;
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
                 return 1;
-        root = json_loadb(data, len, JSON_ALLOW_NUL, &jerr);
+        rc = join_surrogates(s, data, len, &joined);
+        if (rc < 0)
+                return rc;
+        root = json_loadb(joined != NULL ? joined : data, joined != NULL ? (size_t)rc : len,
+                          JSON_ALLOW_NUL, &jerr);
+        free(joined);
         if (root == NULL)
                 return fail(err, errlen, "malformed stream chunk: %s", jerr.text);
         error = json_object_get(root, "error");
-        if (!json_is_object(root))
+        if (!json_is_object(root)) {
                 rc = fail(err, errlen, "malformed stream chunk: not a JSON object");
-        else if (error != NULL && !json_is_null(error))
+        } else if (error != NULL && !json_is_null(error)) {
+                s->error = json_incref((json_t *)error);
                 rc = stream_error(error, err, errlen);
-        else
+        } else {
                 rc = add_chunk(s, root, err, errlen);
+        }
         json_decref(root);
         return rc;
+}
+
+const json_t *chat_stream_error(const struct chat_stream *s)
+{
+        return s->error;
+}
+
+const char *chat_stream_finish_reason(const struct chat_stream *s)
+{
+        return s->finish_reason;
 }
 
 void chat_stream_take(struct chat_stream *s, struct chat_message *out)
@@ -412,6 +587,7 @@ void chat_stream_take(struct chat_stream *s, struct chat_message *out)
         out->ncalls = s->ncalls;
         out->usage = s->usage;
         out->finish_reason = s->finish_reason;
+        out->refusal = s->refusal;
         free(s->state);
         reset(s);
 }
@@ -442,6 +618,26 @@ json_t *chat_request(const char *model, const json_t *messages, const json_t *to
                 return NULL;
         }
         return body;
+}
+
+bool chat_finish_note(const char *reason, char *out, size_t len)
+{
+        if (len > 0)
+                out[0] = '\0';
+        if (reason == NULL || reason[0] == '\0' || strcmp(reason, "stop") == 0 ||
+            strcmp(reason, "tool_calls") == 0 || strcmp(reason, "function_call") == 0)
+                return false;
+        if (strcmp(reason, "length") == 0)
+                snprintf(out, len,
+                         "the answer is incomplete: it reached the model's token limit "
+                         "(finish_reason length)");
+        else if (strcmp(reason, "content_filter") == 0)
+                snprintf(out, len,
+                         "the provider's content filter stopped the answer "
+                         "(finish_reason content_filter)");
+        else
+                snprintf(out, len, "the answer ended with finish_reason %.40s", reason);
+        return true;
 }
 
 static json_t *tool_call_json(const struct chat_tool_call *c)

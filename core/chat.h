@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 struct chat_tool_call {
-        char *id; /* from the model, or "call_<n>" when it sent none */
+        char *id; /* from the model, or "call_p<n>" (unique in the process) when it sent none */
         char *name;
         char *arguments; /* raw JSON text as streamed; may be invalid JSON */
 };
@@ -25,6 +25,7 @@ struct chat_message {
         size_t ncalls;
         struct chat_usage usage;
         char *finish_reason; /* NULL when not reported */
+        bool refusal;        /* content is the model's refusal ("refusal" deltas) */
 };
 
 void chat_message_free(struct chat_message *m);
@@ -43,12 +44,25 @@ void chat_stream_free(struct chat_stream *s);
 int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err,
                       size_t errlen);
 
+/* After chat_stream_chunk failed on an "error" payload: that payload (an
+ * object or a string), for its code; NULL otherwise. Valid until the next
+ * chunk. */
+const json_t *chat_stream_error(const struct chat_stream *s);
+
+/* The finish_reason received so far; NULL while none came. */
+const char *chat_stream_finish_reason(const struct chat_stream *s);
+
 /* Moves the assembled message out (tool calls in index order). */
 void chat_stream_take(struct chat_stream *s, struct chat_message *out);
 
 /* The request body: {"model", "messages", "tools" (omitted when empty),
  * "stream": true, "stream_options": {"include_usage": true}}. */
 json_t *chat_request(const char *model, const json_t *messages, const json_t *tools);
+
+/* What an answer's ending means for whoever reads it, in words ("the
+ * answer is incomplete: ..." for "length"); false, with out empty, for
+ * the ordinary endings (stop, tool_calls, none reported). */
+bool chat_finish_note(const char *finish_reason, char *out, size_t len);
 
 /* The assistant message as it goes back into the conversation. */
 json_t *chat_message_json(const struct chat_message *m);

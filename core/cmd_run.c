@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,13 @@ struct run {
         struct session *s;
         uv_signal_t sig[3];
         bool json, idle, at_line_start;
+        bool reprint;            /* a retry broke the answer's line on the terminal */
         struct termout out, err; /* the model's text; progress, which quotes the model */
         enum agent_status status;
+        /* The streaming answer as printed, to print again what a retry
+         * keeps when it takes the rest back (stdout cannot unprint). */
+        char *answer;
+        size_t answer_len, answer_cap;
 };
 
 static const char *str(const json_t *ev, const char *key)
@@ -33,14 +39,15 @@ static const char *str(const json_t *ev, const char *key)
         return v != NULL ? v : "";
 }
 
-/* The arguments on one short line, for progress output. */
-static void short_args(const char *args, char *out, size_t len)
+/* Text on one short line, for progress output: the arguments of a call
+ * (all of them), a failed call's output (its first line). */
+static void one_line(const char *text, bool first_line, char *out, size_t len)
 {
         size_t i, o = 0;
 
-        for (i = 0; args[i] != '\0' && o + 4 < len; i++)
-                out[o++] = args[i] == '\n' || args[i] == '\t' ? ' ' : args[i];
-        if (args[i] != '\0')
+        for (i = 0; text[i] != '\0' && !(first_line && text[i] == '\n') && o + 4 < len; i++)
+                out[o++] = text[i] == '\n' || text[i] == '\t' ? ' ' : text[i];
+        if (text[i] != '\0' && !(first_line && text[i] == '\n' && text[i + 1] == '\0'))
                 memcpy(out + o, "...", 3), o += 3;
         out[o] = '\0';
 }
@@ -52,6 +59,68 @@ static void newline_if_needed(struct run *r)
                 bus_write_all(1, "\n", 1);
                 r->at_line_start = true;
         }
+}
+
+static void answer_add(struct run *r, const char *t, size_t n)
+{
+        if (r->answer_len + n + 1 > r->answer_cap) {
+                size_t cap = r->answer_cap ? r->answer_cap * 2 : 1024;
+                char *na;
+
+                while (cap < r->answer_len + n + 1)
+                        cap *= 2;
+                na = realloc(r->answer, cap);
+                if (na == NULL)
+                        return;
+                r->answer = na;
+                r->answer_cap = cap;
+        }
+        memcpy(r->answer + r->answer_len, t, n);
+        r->answer_len += n;
+        r->answer[r->answer_len] = '\0';
+}
+
+static void print_answer(struct run *r, const char *t, size_t n)
+{
+        if (n == 0)
+                return;
+        termout_write(&r->out, t, n);
+        r->at_line_start = t[n - 1] == '\n';
+}
+
+/* A wait in words: "1 s", "0.5 s", "20 s". */
+static void wait_words(int64_t ms, char *out, size_t len)
+{
+        snprintf(out, len, "%g s", (double)(ms < 0 ? 0 : ms) / 1000.0);
+}
+
+static void print_message_end(struct run *r, const json_t *ev)
+{
+        char note[160];
+
+        newline_if_needed(r);
+        r->answer_len = 0;
+        r->reprint = false;
+        if (json_is_true(json_object_get(ev, "refusal")))
+                termout_printf(&r->err, "proctor: the model refused (its refusal is above)\n");
+        if (chat_finish_note(str(ev, "finish_reason"), note, sizeof(note)))
+                termout_printf(&r->err, "proctor: %s\n", note);
+}
+
+/* A retry's answer differs from the printed one: the kept part again,
+ * on a line of its own, and the retry goes on from there. */
+static void print_discard(struct run *r, const json_t *ev)
+{
+        json_int_t bytes = json_integer_value(json_object_get(ev, "bytes"));
+
+        if (bytes <= 0)
+                return;
+        r->answer_len = (size_t)bytes < r->answer_len ? r->answer_len - (size_t)bytes : 0;
+        r->reprint = false;
+        newline_if_needed(r);
+        termout_printf(&r->err, "proctor: the retried answer differs from the one above; "
+                                "from its start again:\n");
+        print_answer(r, r->answer, r->answer_len);
 }
 
 /* Without cgroups a sandbox's memory, CPU and pids limits hold per
@@ -81,12 +150,17 @@ static void print_human(const json_t *ev, void *ud)
 {
         struct run *r = ud;
         const char *type = str(ev, "type");
-        char args[100];
+        char args[100], wait[32];
 
         if (strcmp(type, "model.delta") == 0) {
                 const char *t = str(ev, "text");
-                termout_write(&r->out, t, strlen(t));
-                r->at_line_start = t[0] != '\0' && t[strlen(t) - 1] == '\n';
+                if (r->reprint)
+                        print_answer(r, r->answer, r->answer_len);
+                r->reprint = false;
+                answer_add(r, t, strlen(t));
+                print_answer(r, t, strlen(t));
+        } else if (strcmp(type, "model.discard") == 0) {
+                print_discard(r, ev);
         } else if (strcmp(type, "session.start") == 0) {
                 /* Where the mode came from, so that a changed config file
                  * never switches a session to the host unnoticed. */
@@ -98,22 +172,41 @@ static void print_human(const json_t *ev, void *ud)
                     str(ev, "model"), str(ev, "workspace"));
                 print_fallback(json_object_get(ev, "limits_per_process"));
         } else if (strcmp(type, "model.message") == 0) {
-                newline_if_needed(r);
+                print_message_end(r, ev);
         } else if (strcmp(type, "tool.call") == 0) {
-                short_args(str(ev, "arguments"), args, sizeof(args));
+                one_line(str(ev, "arguments"), false, args, sizeof(args));
                 termout_printf(&r->err, "  -> %s %s\n", str(ev, "name"), args);
         } else if (strcmp(type, "tool.result") == 0) {
-                termout_printf(&r->err, "  <- %s %s (%lld ms)\n", str(ev, "call_id"),
-                               json_is_true(json_object_get(ev, "ok")) ? "ok" : "error",
-                               (long long)json_integer_value(json_object_get(ev, "duration_ms")));
+                bool ok = json_is_true(json_object_get(ev, "ok"));
+
+                /* why a call failed, in its own words: the first line */
+                one_line(ok ? "" : str(ev, "output"), true, args, sizeof(args));
+                termout_printf(&r->err, "  <- %s %s (%lld ms)%s%s\n", str(ev, "call_id"),
+                               ok ? "ok" : "error",
+                               (long long)json_integer_value(json_object_get(ev, "duration_ms")),
+                               args[0] ? ": " : "", args);
         } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0) {
                 termout_printf(&r->err, "     execution %lld: %s\n",
                                (long long)json_integer_value(json_object_get(ev, "exec_id")),
                                str(ev, "reason"));
         } else if (strcmp(type, "model.error") == 0) {
-                newline_if_needed(r);
-                termout_printf(&r->err, "proctor: model error: %s%s\n", str(ev, "message"),
-                               json_is_true(json_object_get(ev, "final")) ? "" : " (retrying)");
+                bool final = json_is_true(json_object_get(ev, "final"));
+
+                /* A retry goes on with the answer: into a file or a pipe it
+                 * must arrive whole, as if nothing happened; on a terminal
+                 * the error gets a line of its own and the answer starts
+                 * again below it. */
+                if (final || isatty(1)) {
+                        r->reprint = !final && !r->at_line_start;
+                        newline_if_needed(r);
+                }
+                wait_words(json_integer_value(json_object_get(ev, "retry_in_ms")), wait,
+                           sizeof(wait));
+                if (final)
+                        termout_printf(&r->err, "proctor: model error: %s\n", str(ev, "message"));
+                else
+                        termout_printf(&r->err, "proctor: model error: %s; retrying in %s\n",
+                                       str(ev, "message"), wait);
         } else if (strcmp(type, "session.note") == 0) {
                 termout_printf(&r->err, "proctor: note to the model: %s\n", str(ev, "text"));
         } else if (strcmp(type, "operator.interrupt") == 0) {
@@ -167,7 +260,8 @@ static void print_help(void)
                "Runs a whole agent session headless: the assistant's text on stdout, progress\n"
                "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
-               "interrupted (Ctrl-C).\n\noptions:\n%s%s"
+               "interrupted (Ctrl-C), 3 when it completed but its trace could not be written\n"
+               "in full.\n\noptions:\n%s%s"
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops (default 100)\n"
@@ -195,6 +289,24 @@ static char *join_args(int argc, char **argv)
         return s;
 }
 
+/* Subscribed after the trace writer: says at once, on stderr, when the
+ * trace could not take an event, so the operator knows while the session
+ * goes on that it is not being recorded. */
+struct trace_watch {
+        struct trace *trace;
+        bool told;
+};
+
+static void watch_trace(const json_t *ev, void *ud)
+{
+        struct trace_watch *w = ud;
+
+        if (w->told || trace_status(w->trace) == 0)
+                return;
+        w->told = true;
+        fprintf(stderr, "proctor run: %s\n", trace_error(w->trace));
+}
+
 int cmd_run_main(int argc, char **argv)
 {
         static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
@@ -202,6 +314,7 @@ int cmd_run_main(int argc, char **argv)
         struct options o;
         struct run r = {.at_line_start = true};
         struct trace *trace = NULL;
+        struct trace_watch watch = {0};
         struct bus *bus;
         uv_loop_t loop;
         char err[512];
@@ -254,6 +367,8 @@ int cmd_run_main(int argc, char **argv)
                 return 2;
         }
         bus_subscribe(bus, trace_event, trace);
+        watch.trace = trace;
+        bus_subscribe(bus, watch_trace, &watch);
         r.json = o.json;
         termout_init(&r.out, 1, o.raw);
         termout_init(&r.err, 2, o.raw);
@@ -279,7 +394,11 @@ int cmd_run_main(int argc, char **argv)
         }
         session_end(r.s);
         if (!o.json)
-                fprintf(stderr, "proctor: trace %s\n", trace_path(trace));
+                fprintf(stderr, "proctor: trace %s%s\n", trace_path(trace),
+                        trace_status(trace) < 0 ? " (incomplete: see above)" : "");
+        /* a session that went well but was not recorded in full is no success */
+        if (trace_status(trace) < 0 && status == 0)
+                status = 3;
         session_free(r.s);
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
@@ -287,5 +406,6 @@ int cmd_run_main(int argc, char **argv)
         bus_free(bus);
         termout_free(&r.out);
         termout_free(&r.err);
+        free(r.answer);
         return status;
 }

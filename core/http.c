@@ -87,7 +87,8 @@ struct http_request {
         /* What libcurl handed over, waiting for dispatch. */
         bool have_response, response_sent;
         struct http_response resp;
-        char content_type[128];
+        bool retry_after_ms_given; /* retry-after-ms wins over Retry-After */
+        char content_type[128], reason[64], location[512];
         char *buf;
         size_t len, cap;
         bool finished, timed_out, oom;
@@ -172,6 +173,60 @@ static int64_t parse_retry_after(const char *v, size_t n)
         return at <= now ? 0 : (int64_t)(at - now) * 1000;
 }
 
+/* retry-after-ms: a number of milliseconds, fractions allowed. */
+static int64_t parse_retry_after_ms(const char *v, size_t n)
+{
+        char s[32], *end;
+        double ms;
+
+        while (n > 0 && isspace((unsigned char)*v))
+                v++, n--;
+        if (n == 0 || n >= sizeof(s))
+                return -1;
+        memcpy(s, v, n);
+        s[n] = '\0';
+        ms = strtod(s, &end);
+        while (isspace((unsigned char)*end))
+                end++;
+        if (end == s || *end != '\0' || !(ms >= 0))
+                return -1;
+        return ms > 86400000.0 ? 86400000 : (int64_t)ms;
+}
+
+/* The value of header line p (len bytes) when it is `name`, trimmed. */
+static bool header_value(const char *p, size_t len, const char *name, char *out, size_t outlen)
+{
+        size_t nl = strlen(name);
+
+        if (len <= nl || strncasecmp(p, name, nl) != 0 || p[nl] != ':')
+                return false;
+        p += nl + 1;
+        len -= nl + 1;
+        while (len > 0 && isspace((unsigned char)*p))
+                p++, len--;
+        while (len > 0 && isspace((unsigned char)p[len - 1]))
+                len--;
+        snprintf(out, outlen, "%.*s", (int)len, p);
+        return true;
+}
+
+/* "HTTP/1.1 503 Service Unavailable": its reason phrase. A new status
+ * line starts a new header block (after a 1xx): nothing of the last one
+ * carries over. */
+static void status_line(struct http_request *r, const char *p, size_t len)
+{
+        size_t i = 0, spaces = 0;
+
+        r->reason[0] = '\0';
+        r->location[0] = '\0';
+        while (i < len && spaces < 2)
+                spaces += p[i++] == ' ';
+        while (len > i && isspace((unsigned char)p[len - 1]))
+                len--;
+        if (spaces == 2)
+                snprintf(r->reason, sizeof(r->reason), "%.*s", (int)(len - i), p + i);
+}
+
 static void idle_reset(struct http_request *r);
 
 static size_t on_curl_header(char *p, size_t size, size_t n, void *ud)
@@ -179,21 +234,34 @@ static size_t on_curl_header(char *p, size_t size, size_t n, void *ud)
         struct http_request *r = ud;
         size_t len = size * n;
         long status = 0;
-        char *ct = NULL;
+        char *ct = NULL, v[64];
 
         idle_reset(r);
         if (r->have_response) /* trailers */
                 return len;
-        if (len >= 12 && strncasecmp(p, "retry-after:", 12) == 0) {
-                r->resp.retry_after_ms = parse_retry_after(p + 12, len - 12);
+        if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
+                status_line(r, p, len);
                 return len;
         }
+        if (header_value(p, len, "retry-after-ms", v, sizeof(v))) {
+                r->resp.retry_after_ms = parse_retry_after_ms(v, strlen(v));
+                r->retry_after_ms_given = r->resp.retry_after_ms >= 0;
+                return len;
+        }
+        if (len >= 12 && strncasecmp(p, "retry-after:", 12) == 0) {
+                if (!r->retry_after_ms_given)
+                        r->resp.retry_after_ms = parse_retry_after(p + 12, len - 12);
+                return len;
+        }
+        if (header_value(p, len, "location", r->location, sizeof(r->location)))
+                return len;
         if (len > 2 || (p[0] != '\r' && p[0] != '\n'))
                 return len;
         /* A blank line ends a header block; 1xx blocks are interim. */
         lib.easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
         if (status < 200) {
                 r->resp.retry_after_ms = -1;
+                r->retry_after_ms_given = false;
                 return len;
         }
         r->resp.status = (int)status;
@@ -300,20 +368,36 @@ static bool curl_transient(CURLcode code)
         }
 }
 
+/* libcurl's words, except where they name its own machinery instead of
+ * what the server did: a reset connection shows as a failed poll. */
+static void transport_error(struct http_request *r)
+{
+        const char *e = r->errbuf[0] ? r->errbuf : lib.easy_strerror(r->code);
+
+        if (strstr(e, "select/poll") != NULL || strstr(e, "Connection reset") != NULL)
+                snprintf(r->msg, sizeof(r->msg), "connection reset by the server");
+        else if (r->code == CURLE_GOT_NOTHING)
+                snprintf(r->msg, sizeof(r->msg), "the server closed the connection unanswered");
+        else
+                snprintf(r->msg, sizeof(r->msg), "%s", e);
+}
+
 static void request_finish(struct http_request *r)
 {
         struct http_callbacks cb = r->cb;
         struct http_result res = {.status = r->resp.status, .error = r->msg};
         void *ud = r->ud;
+        long sent = 0;
 
+        if (r->easy != NULL && lib.easy_getinfo(r->easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK)
+                res.sent = sent > 0;
         if (r->timed_out) {
                 snprintf(r->msg, sizeof(r->msg), "no data from the server for %u ms", r->idle_ms);
                 res.transient = res.idle_timeout = true;
         } else if (r->oom) {
                 snprintf(r->msg, sizeof(r->msg), "out of memory");
         } else if (r->code != CURLE_OK) {
-                snprintf(r->msg, sizeof(r->msg), "%s",
-                         r->errbuf[0] ? r->errbuf : lib.easy_strerror(r->code));
+                transport_error(r);
                 res.transient = curl_transient(r->code);
         } else {
                 r->msg[0] = '\0';
@@ -620,6 +704,8 @@ int http_post_stream(struct http_client *c, const struct http_post *post,
         r->idle_ms = post->idle_timeout_ms;
         r->resp.retry_after_ms = -1;
         r->resp.content_type = r->content_type;
+        r->resp.reason = r->reason;
+        r->resp.location = r->location;
         uv_timer_init(c->loop, &r->idle);
         r->idle.data = r;
         rc = request_setup(r, post);

@@ -25,8 +25,12 @@ struct http_post {
 /* The response's status line and headers, once they are complete. */
 struct http_response {
         int status;
-        int64_t retry_after_ms;   /* Retry-After (seconds or HTTP-date); -1 when absent */
+        /* retry-after-ms (as OpenAI and Azure send it), else Retry-After
+         * (seconds or HTTP-date); -1 when absent */
+        int64_t retry_after_ms;
         const char *content_type; /* "" when absent */
+        const char *reason;       /* the status line's reason phrase; "" when none (HTTP/2) */
+        const char *location;     /* Location (a redirect's target); "" when absent */
 };
 
 /* How a request ended. `ok`: the whole response arrived (whatever its
@@ -37,6 +41,7 @@ struct http_result {
         bool ok;
         bool transient;
         bool idle_timeout; /* no byte for idle_timeout_ms */
+        bool sent;         /* the request went out: the server was reached */
         int status;        /* 0 when no response arrived */
         const char *error; /* "" when ok */
 };

@@ -16,6 +16,16 @@ static bool has_env(const char *name)
         return v != NULL && v[0] != '\0';
 }
 
+size_t provider_key_length(const char *key)
+{
+        size_t n = strlen(key);
+
+        while (n > 0 && (key[n - 1] == '\n' || key[n - 1] == '\r' || key[n - 1] == ' ' ||
+                         key[n - 1] == '\t'))
+                n--;
+        return n;
+}
+
 const char *provider_default_spec(void)
 {
         if (has_env("PROCTOR_API_KEY") || has_env("OPENAI_API_KEY"))

@@ -21,9 +21,14 @@ struct provider_callbacks {
         void (*on_message)(struct chat_message *m, void *ud);
         /* A failure. When `final` is false the provider retries after
          * retry_in_ms by itself; when true the request is over. http_status
-         * is 0 when there was no HTTP answer. */
+         * is 0 when there was no HTTP answer; for an error the server sent
+         * inside a 200 stream, the status its code stands for. */
         void (*on_error)(const char *message, int http_status, int64_t retry_in_ms, bool final,
                          void *ud);
+        /* Takes back the last `bytes` bytes of the text on_delta passed on
+         * (a retried attempt's answer differs from there on; always whole
+         * UTF-8 characters); may be NULL. */
+        void (*on_discard)(size_t bytes, void *ud);
 };
 
 struct provider_ops {
@@ -51,7 +56,14 @@ struct provider_config {
         uint32_t connect_timeout_ms; /* default 10 s */
         uint32_t idle_timeout_ms;    /* no byte for this long: default 60 s */
         uint32_t backoff_ms;         /* first retry delay; doubles; default 500 */
+        uint32_t loading_wait_ms;    /* waits for a model that is loading (503 with
+                                      * estimated_time), in all; default 10 min */
 };
+
+/* The length of the key as it is sent: a key pasted from a file often
+ * ends with a newline, which is not part of it. Whatever scrubs the key
+ * from output scrubs exactly these bytes. */
+size_t provider_key_length(const char *key);
 
 /* Opens the provider named by spec ("demo", "script:PATH", "openai:MODEL").
  * Errors name the problem (unknown spec, unreadable or malformed script

@@ -31,6 +31,7 @@ struct session {
         struct agent *agent;
         char id[48];
         struct exec_workspace *ws; /* opened once: every call gets this directory */
+        bool budget_defaulted;     /* the memory budget follows the memory limit */
         const char *workspace;     /* its path */
         char system[PATH_MAX + 512];
         bool started, ended;
@@ -120,6 +121,7 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         s->opts.workspace = s->workspace;
         if (s->opts.max_parallel == 0)
                 s->opts.max_parallel = SESSION_MAX_PARALLEL;
+        s->budget_defaulted = s->opts.memory_budget == 0;
         if (s->opts.memory_budget == 0)
                 s->opts.memory_budget = session_default_budget(
                     s->opts.max_parallel, s->opts.limits.memory_bytes, host_mem_total());
@@ -162,6 +164,26 @@ int session_set_mode(struct session *s, enum exec_isolation mode)
                 s->opts.mode_from = "the setup screen";
         s->opts.mode = mode;
         return 0;
+}
+
+int session_set_limits(struct session *s, const struct exec_limits *limits,
+                       enum exec_ws_mode ws_mode)
+{
+        if (s->started)
+                return -EBUSY;
+        s->opts.limits = *limits;
+        s->opts.ws_mode = ws_mode;
+        if (s->budget_defaulted)
+                s->opts.memory_budget = session_default_budget(
+                    s->opts.max_parallel, s->opts.limits.memory_bytes, host_mem_total());
+        return 0;
+}
+
+const struct exec_limits *session_limits(const struct session *s, enum exec_ws_mode *ws_mode)
+{
+        if (ws_mode != NULL)
+                *ws_mode = s->opts.ws_mode;
+        return &s->opts.limits;
 }
 
 enum exec_isolation session_mode(const struct session *s)

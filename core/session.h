@@ -55,6 +55,13 @@ unsigned session_cgroup_limits(struct session *s);
 /* Flips the mode; -EBUSY once the session has started. */
 int session_set_mode(struct session *s, enum exec_isolation mode);
 enum exec_isolation session_mode(const struct session *s);
+/* Changes the limits of each execution and the workspace mode before the
+ * session starts (the setup screen); -EBUSY once it has started. A memory
+ * budget the operator did not give follows the new memory limit. */
+int session_set_limits(struct session *s, const struct exec_limits *limits,
+                       enum exec_ws_mode ws_mode);
+/* The limits and workspace mode the session's executions will get. */
+const struct exec_limits *session_limits(const struct session *s, enum exec_ws_mode *ws_mode);
 
 /* Called when a prompt's sequence of turns ends. */
 void session_on_idle(struct session *s, void (*fn)(enum agent_status, void *), void *ud);

@@ -18,6 +18,8 @@
 
 #include "core/config.h"
 #include "core/options.h"
+#include "core/chat.h"
+#include "core/provider.h"
 #include "exec/env.h"
 
 #define REDACTED       "[redacted]"
@@ -27,8 +29,14 @@ struct trace {
         int fd;
         int status;
         char *path;
-        char *buf; /* one line, reused */
+        char *session_id; /* of a default path, NULL for --trace's */
+        char *buf;        /* one line, reused */
         size_t len, cap;
+        bool regular; /* a regular file: a cut line can be taken back */
+        bool cut;     /* ...but could not be */
+        off_t size;   /* bytes of the whole lines written */
+        uint64_t lines;
+        char error[PATH_MAX + 160];
 };
 
 /* ---- writing ---- */
@@ -154,8 +162,10 @@ static int sessions_dir(char *dir, char *err, size_t errlen)
 }
 
 /* Creates $XDG_STATE_HOME/proctor/sessions/<id>.jsonl, a new file: never
- * one that exists, nor one reached through a symbolic link. */
-static int open_default(const char *session_id, char *path, size_t len, char *err, size_t errlen)
+ * one that exists, nor one reached through a symbolic link. Without
+ * `create` only the path and the directories: 0 when they will do. */
+static int open_default(const char *session_id, bool create, char *path, size_t len, char *err,
+                        size_t errlen)
 {
         char name[160];
         size_t n;
@@ -181,6 +191,10 @@ static int open_default(const char *session_id, char *path, size_t len, char *er
         if (dfd < 0)
                 return dfd;
         path[n] = '/';
+        if (!create) {
+                close(dfd);
+                return 0;
+        }
         fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
                     0600);
         rc = fd < 0 ? -errno : 0;
@@ -195,11 +209,22 @@ static int open_default(const char *session_id, char *path, size_t len, char *er
 /* Opens the --trace file. One trace file holds one session, so an existing
  * one is emptied (the supervisor reuses it for each new session), but never
  * through a symbolic link, and never someone else's file. */
-static int open_explicit(const char *path, char *err, size_t errlen)
+static int open_explicit(const char *path, bool create, char *err, size_t errlen)
 {
         struct stat st;
         int fd, rc;
 
+        if (!create) { /* the refusals below, without touching the file */
+                if (lstat(path, &st) < 0)
+                        return 0;
+                if (S_ISLNK(st.st_mode)) {
+                        snprintf(err, errlen, "%s: is a symbolic link; refusing to follow it",
+                                 path);
+                        return -ELOOP;
+                }
+                return S_ISREG(st.st_mode) ? refuse_foreign(&st, path, "overwrite it", err, errlen)
+                                           : 0;
+        }
         fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0) {
                 rc = -errno;
@@ -228,31 +253,60 @@ static int open_explicit(const char *path, char *err, size_t errlen)
         return fd;
 }
 
-int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
-               size_t errlen)
+/* Makes (or empties) the file; from here on events go to it. */
+static int make_file(struct trace *t, char *err, size_t errlen)
+{
+        char buf[PATH_MAX];
+        struct stat st;
+        int fd = t->session_id == NULL
+                     ? open_explicit(t->path, true, err, errlen)
+                     : open_default(t->session_id, true, buf, sizeof(buf), err, errlen);
+
+        if (fd < 0)
+                return fd;
+        t->fd = fd;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+                t->regular = true;
+                t->size = st.st_size;
+        }
+        return 0;
+}
+
+int trace_prepare(const char *path, const char *session_id, struct trace **out, char *err,
+                  size_t errlen)
 {
         char buf[PATH_MAX];
         struct trace *t;
-        int fd;
+        int rc;
 
-        if (path == NULL) {
-                fd = open_default(session_id, buf, sizeof(buf), err, errlen);
-                path = buf;
-        } else {
-                fd = open_explicit(path, err, errlen);
-        }
-        if (fd < 0)
-                return fd;
+        rc = path == NULL ? open_default(session_id, false, buf, sizeof(buf), err, errlen)
+                          : open_explicit(path, false, err, errlen);
+        if (rc < 0)
+                return rc;
         t = calloc(1, sizeof(*t));
-        if (t == NULL || (t->path = strdup(path)) == NULL) {
+        if (t == NULL || (t->path = strdup(path != NULL ? path : buf)) == NULL ||
+            (path == NULL && (t->session_id = strdup(session_id)) == NULL)) {
+                if (t != NULL)
+                        free(t->path);
                 free(t);
-                close(fd);
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        t->fd = fd;
+        t->fd = -1;
         *out = t;
         return 0;
+}
+
+int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
+               size_t errlen)
+{
+        int rc = trace_prepare(path, session_id, out, err, errlen);
+
+        if (rc == 0 && (rc = make_file(*out, err, errlen)) < 0) {
+                trace_close(*out);
+                *out = NULL;
+        }
+        return rc;
 }
 
 const char *trace_path(const struct trace *t)
@@ -265,17 +319,25 @@ int trace_status(const struct trace *t)
         return t->status;
 }
 
+const char *trace_error(const struct trace *t)
+{
+        return t->error;
+}
+
 void trace_close(struct trace *t)
 {
         if (t == NULL)
                 return;
-        close(t->fd);
+        if (t->fd >= 0)
+                close(t->fd);
         free(t->buf);
         free(t->path);
+        free(t->session_id);
         free(t);
 }
 
-/* The API key values in the environment now (a key may be set late). */
+/* The API key values in the environment now (a key may be set late), as
+ * the provider sends them: without a trailing newline. */
 struct keys {
         const char *v[3];
         size_t len[3];
@@ -290,9 +352,9 @@ static void keys_load(struct keys *k)
         k->n = 0;
         for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
                 const char *v = getenv(vars[i]);
-                if (v != NULL && v[0] != '\0') {
+                if (v != NULL && provider_key_length(v) > 0) {
                         k->v[k->n] = v;
-                        k->len[k->n++] = strlen(v);
+                        k->len[k->n++] = provider_key_length(v);
                 }
         }
 }
@@ -441,6 +503,8 @@ static int append(const char *buf, size_t n, void *ud)
         return 0;
 }
 
+/* A full disk can take part of a line and refuse the rest: the part is
+ * taken back, so that the trace stays whole JSON lines up to the failure. */
 static int write_line(struct trace *t)
 {
         const char *p = t->buf;
@@ -452,12 +516,38 @@ static int write_line(struct trace *t)
                 ssize_t w = write(t->fd, p, n);
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w < 0)
-                        return -errno;
+                if (w < 0) {
+                        int rc = -errno;
+                        if (t->regular && n < t->len && ftruncate(t->fd, t->size) < 0)
+                                t->cut = true; /* replay will report the line */
+                        return rc;
+                }
                 p += w;
                 n -= (size_t)w;
         }
+        t->size += (off_t)t->len;
+        t->lines++;
         return 0;
+}
+
+/* The first failure ends the trace: a later, smaller event that fits
+ * would leave a hole no reader could see. */
+static void fail_at(struct trace *t, const json_t *ev, int rc, const char *cause)
+{
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        long long seq = (long long)json_integer_value(json_object_get(ev, "seq"));
+
+        t->status = rc;
+        if (cause != NULL) /* the file could not be made: cause names it */
+                snprintf(t->error, sizeof(t->error),
+                         "trace %s: not recorded from event %lld (%s) on", cause, seq,
+                         type != NULL ? type : "?");
+        else
+                snprintf(t->error, sizeof(t->error),
+                         "trace %s: %s at event %lld (%s): not recorded from there on (%llu "
+                         "events kept%s)",
+                         t->path, strerror(-rc), seq, type != NULL ? type : "?",
+                         (unsigned long long)t->lines, t->cut ? ", then a cut line" : "");
 }
 
 void trace_event(const json_t *event, void *ud)
@@ -468,6 +558,15 @@ void trace_event(const json_t *event, void *ud)
         struct keys k;
         int rc;
 
+        if (t->status < 0)
+                return;
+        if (t->fd < 0) {
+                char cause[PATH_MAX + 100];
+                if ((rc = make_file(t, cause, sizeof(cause))) < 0) {
+                        fail_at(t, event, rc, cause);
+                        return;
+                }
+        }
         keys_load(&k);
         if (needs_scrub(event, &k)) {
                 copy = json_deep_copy(event);
@@ -484,8 +583,8 @@ void trace_event(const json_t *event, void *ud)
         else
                 rc = write_line(t);
 out:
-        if (rc < 0 && t->status == 0)
-                t->status = rc;
+        if (rc < 0)
+                fail_at(t, event, rc, NULL);
         json_decref(copy);
 }
 
@@ -641,6 +740,13 @@ static bool index_event(struct summary *s, json_t *ev, const char *type)
                         json_object_set(strcmp(type, "exec.exit") == 0 ? s->exits : s->kills, id,
                                         ev);
                 return false;
+        }
+        if (strcmp(type, "model.message") == 0) {
+                /* shown only when it ended unusually or refused */
+                json_object_del(ev, "content");
+                json_object_del(ev, "tool_calls");
+                return json_is_true(json_object_get(ev, "refusal")) ||
+                       chat_finish_note(str_field(ev, "finish_reason"), buf, 0);
         }
         if (strcmp(type, "session.start") == 0) {
                 json_decref(s->start);
@@ -832,10 +938,20 @@ static void print_model_error(const json_t *ev)
         clip_str(str_field(ev, "message"), 100, msg, sizeof(msg));
         fmt_ms(in, retry, sizeof(retry));
         printf("       model error: ");
-        if (status > 0)
+        if (status > 0 && strncmp(msg, "HTTP ", 5) != 0)
                 printf("HTTP %" JSON_INTEGER_FORMAT ": ", status);
         printf("%s%s%s%s\n", msg, in >= 0 ? " (retry in " : "", in >= 0 ? retry : "",
                in >= 0 ? ")" : "");
+}
+
+static void print_model_ending(const json_t *ev)
+{
+        char note[160];
+
+        if (json_is_true(json_object_get(ev, "refusal")))
+                printf("       model: refused\n");
+        if (chat_finish_note(str_field(ev, "finish_reason"), note, sizeof(note)))
+                printf("       model: %s\n", note);
 }
 
 static void print_usage(const json_t *usage)
@@ -903,6 +1019,8 @@ static void print_summary(struct summary *s)
                         printf("       interrupted by the operator\n");
                 else if (strcmp(type, "model.error") == 0)
                         print_model_error(ev);
+                else if (strcmp(type, "model.message") == 0)
+                        print_model_ending(ev);
         }
         if (s->pending[0] != '\0')
                 printf("\nuser (no turn followed): %s\n", s->pending);

@@ -19,6 +19,15 @@ struct trace;
 int trace_open(const char *path, const char *session_id, struct trace **out, char *err,
                size_t errlen);
 
+/* As trace_open, but the file is made (or emptied) only when the first
+ * event comes, so a supervisor left on its setup screen leaves no empty
+ * trace behind. What can be refused without touching the file (a planted
+ * sessions directory, a --trace path that is a symbolic link or another
+ * user's file) is refused here; a later failure to make it shows in
+ * trace_status and trace_error like a failed write. */
+int trace_prepare(const char *path, const char *session_id, struct trace **out, char *err,
+                  size_t errlen);
+
 const char *trace_path(const struct trace *t);
 
 /* A bus_fn (ud is the trace). Appends the event as one compact JSON line
@@ -37,8 +46,16 @@ const char *trace_path(const struct trace *t);
 void trace_event(const json_t *event, void *ud);
 
 /* 0, or the -errno of the first write that failed (disk full...), so the
- * session can tell the operator that the trace is incomplete. */
+ * session can tell the operator that the trace is incomplete. That failure
+ * ends the trace: the file keeps the whole lines written before it (a line
+ * the disk took only part of is cut off again) and no later event is
+ * written. */
 int trace_status(const struct trace *t);
+
+/* "" while the trace is whole; after a failure what to tell the operator:
+ * "trace PATH: No space left on device at event 812 (tool.output): not
+ * recorded from there on (811 events kept)". */
+const char *trace_error(const struct trace *t);
 
 void trace_close(struct trace *t);
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/chat.h"
+
 /* The "" every unset string points at, so that readers never see NULL. */
 static char vm_empty[1];
 
@@ -683,6 +685,8 @@ static unsigned on_model_message(struct viewmodel *vm, const json_t *ev, uint64_
         uint64_t in = vm->s.tokens_in, out = vm->s.tokens_out;
         struct viewmodel_entry *e = NULL;
         unsigned dirty = 0;
+        bool refusal;
+        char note[160];
 
         add_usage(vm, ev, false);
         if (in != vm->s.tokens_in || out != vm->s.tokens_out)
@@ -701,9 +705,29 @@ static unsigned on_model_message(struct viewmodel *vm, const json_t *ev, uint64_
         if (e == NULL)
                 return dirty;
         e->ntool_calls = ncalls;
+        e->refusal = get_bool(ev, "refusal", &refusal) && refusal;
         e->gen = vm->gen + 1;
         close_open_entry(vm);
+        /* an answer cut short says so right below it */
+        if (chat_finish_note(get_str(ev, "finish_reason", NULL), note, sizeof(note)))
+                entry_add(vm, VM_ENTRY_NOTE, note, strlen(note), t);
         return dirty | VM_DIRTY_TRANSCRIPT;
+}
+
+/* A retry's answer differs from what streamed: the end of the streaming
+ * message is taken back. */
+static unsigned on_model_discard(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_entry *e;
+        uint64_t bytes;
+
+        if (vm->open_entry < 0 || !get_u64(ev, "bytes", &bytes) || bytes == 0)
+                return 0;
+        e = &vm->entries[vm->open_entry];
+        e->len = bytes < e->len ? e->len - (size_t)bytes : 0;
+        e->text[e->len] = '\0';
+        e->gen = vm->gen + 1;
+        return VM_DIRTY_TRANSCRIPT;
 }
 
 static unsigned on_model_error(struct viewmodel *vm, const json_t *ev, uint64_t t)
@@ -725,8 +749,10 @@ static unsigned on_model_error(struct viewmodel *vm, const json_t *ev, uint64_t 
                 e->http_status = (int)v;
         if (get_int(ev, "retry_in_ms", &v) && v >= 0 && !(get_bool(ev, "final", &final) && final))
                 e->retry_in_ms = v;
-        /* What streamed before the error stays, as it was. */
-        close_open_entry(vm);
+        /* What streamed before the error stays; a retry goes on with the
+         * same message (model.discard takes back what it does not keep). */
+        if (e->retry_in_ms < 0)
+                close_open_entry(vm);
         return VM_DIRTY_TRANSCRIPT;
 }
 
@@ -792,6 +818,7 @@ static unsigned on_tool_call(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
         const char *id = get_str(ev, "call_id", NULL), *name = get_str(ev, "name", NULL);
         struct viewmodel_call *c;
+        struct viewmodel_entry *e;
         size_t at;
 
         if (id == NULL || *id == '\0' || call_get(vm, id) != NULL || vm->ncalls >= UINT32_MAX - 1)
@@ -821,12 +848,28 @@ static unsigned on_tool_call(struct viewmodel *vm, const json_t *ev, uint64_t t)
         summarize(c->summary, c->name, c->arguments);
         vm->ncalls++;
         vm->s.tool_calls++;
-        return VM_DIRTY_CALLS | VM_DIRTY_SESSION;
+        /* the transcript shows it inline, where it came */
+        e = entry_add(vm, VM_ENTRY_TOOL, "", 0, t);
+        if (e != NULL)
+                e->call = (long)vm->ncalls - 1;
+        return VM_DIRTY_CALLS | VM_DIRTY_SESSION | VM_DIRTY_TRANSCRIPT;
 }
 
 /* Keeps the tail: past the cap, the oldest half goes, so each byte is moved
  * at most a few times. The cut lands after a newline when one is near, and
  * never inside a character. */
+static uint64_t count_lines(const char *p, size_t n)
+{
+        const char *end = p + n, *nl;
+        uint64_t k = 0;
+
+        while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+                k++;
+                p = nl + 1;
+        }
+        return k;
+}
+
 static void output_append(struct viewmodel_call *c, const char *data, size_t n)
 {
         const size_t half = VM_OUTPUT_CAP / 2;
@@ -835,6 +878,8 @@ static void output_append(struct viewmodel_call *c, const char *data, size_t n)
 
         c->output_bytes += n;
         if (n > half) {
+                c->output_dropped_lines +=
+                    count_lines(c->output, c->output_len) + count_lines(data, n - half);
                 data += n - half;
                 n = half;
                 while (n > 0 && ((unsigned char)*data & 0xc0) == 0x80) {
@@ -853,12 +898,15 @@ static void output_append(struct viewmodel_call *c, const char *data, size_t n)
                         cut = (size_t)(nl - c->output) + 1;
                 while (cut < c->output_len && ((unsigned char)c->output[cut] & 0xc0) == 0x80)
                         cut++;
+                c->output_dropped_lines += count_lines(c->output, cut);
                 memmove(c->output, c->output + cut, c->output_len - cut);
                 c->output_len -= cut;
                 c->output_dropped = true;
         }
         buf_append(&c->output, &c->output_len, &c->output_cap__, data, n);
 }
+
+static struct viewmodel_exec *exec_of(struct viewmodel *vm, const json_t *ev);
 
 static unsigned on_tool_output(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
@@ -867,12 +915,19 @@ static unsigned on_tool_output(struct viewmodel *vm, const json_t *ev, uint64_t 
         size_t len;
         const char *data = get_str(ev, "data", &len);
 
+        struct viewmodel_exec *e = exec_of(vm, ev);
+
         if (c == NULL || data == NULL || len == 0 || c->state != VM_CALL_RUNNING)
                 return 0;
         output_append(c, data, len);
         c->streamed__ = true;
         c->gen = vm->gen + 1;
-        return VM_DIRTY_CALLS;
+        /* in a session an execution's output comes only as tool.output */
+        if (e == NULL)
+                return VM_DIRTY_CALLS;
+        e->output_bytes += len;
+        e->gen = vm->gen + 1;
+        return VM_DIRTY_CALLS | VM_DIRTY_EXECS;
 }
 
 static unsigned on_tool_result(struct viewmodel *vm, const json_t *ev, uint64_t t)
@@ -1010,14 +1065,41 @@ static unsigned on_exec_output(struct viewmodel *vm, const json_t *ev, uint64_t 
         return VM_DIRTY_EXECS;
 }
 
-/* The ring grows with the samples up to VM_HISTORY, so that the many short
- * executions of a session cost little. */
-static int hist_push(struct viewmodel_exec *e, const struct viewmodel_sample *smp)
+/* The history covers the execution's whole life in at most VM_HISTORY
+ * buckets: when they are full, neighbours merge in pairs and each bucket
+ * then stands for twice as many samples, so a slow leak over minutes shows
+ * as a slope, not as the flat last few seconds. A bucket keeps the highest
+ * of its samples (a spike is never averaged away). The array grows with
+ * the samples, so that the many short executions of a session cost little. */
+static void hist_merge(struct viewmodel_sample *into, const struct viewmodel_sample *s)
 {
-        if (e->hist_n__ == VM_HISTORY) {
-                e->hist__[e->hist_head__] = *smp;
-                e->hist_head__ = (e->hist_head__ + 1) % VM_HISTORY;
+        if (s->cpu_pct > into->cpu_pct)
+                into->cpu_pct = s->cpu_pct;
+        if (s->mem_bytes > into->mem_bytes)
+                into->mem_bytes = s->mem_bytes;
+        if (s->pids > into->pids)
+                into->pids = s->pids;
+}
+
+static int hist_push(struct viewmodel_exec *e, const struct viewmodel_sample *smp, uint64_t t)
+{
+        uint32_t i;
+
+        if (e->hist_n__ == 0)
+                e->hist_t0__ = t;
+        e->hist_t1__ = t;
+        if (e->hist_n__ > 0 && e->hist_fill__ < e->hist_span__) { /* the open bucket */
+                hist_merge(&e->hist__[e->hist_n__ - 1], smp);
+                e->hist_fill__++;
                 return 0;
+        }
+        if (e->hist_n__ == VM_HISTORY) {
+                for (i = 0; i < VM_HISTORY / 2; i++) {
+                        e->hist__[i] = e->hist__[2 * i];
+                        hist_merge(&e->hist__[i], &e->hist__[2 * i + 1]);
+                }
+                e->hist_n__ = VM_HISTORY / 2;
+                e->hist_span__ *= 2;
         }
         if (e->hist_n__ == e->hist_cap__) {
                 uint32_t ncap = e->hist_cap__ ? e->hist_cap__ * 2 : 8;
@@ -1030,7 +1112,10 @@ static int hist_push(struct viewmodel_exec *e, const struct viewmodel_sample *sm
                 e->hist__ = h;
                 e->hist_cap__ = ncap;
         }
+        if (e->hist_span__ == 0)
+                e->hist_span__ = 1;
         e->hist__[e->hist_n__++] = *smp;
+        e->hist_fill__ = 1;
         return 0;
 }
 
@@ -1054,7 +1139,7 @@ static unsigned on_exec_stats(struct viewmodel *vm, const json_t *ev, uint64_t t
                                         .pids =
                                             st->pids > UINT32_MAX ? UINT32_MAX : (uint32_t)st->pids,
                                         .mem_bytes = st->mem_bytes};
-        hist_push(e, &smp);
+        hist_push(e, &smp, t);
         e->nsamples++;
         e->gen = vm->gen + 1;
         return VM_DIRTY_EXECS;
@@ -1115,17 +1200,29 @@ struct handler {
 
 /* Sorted by type, for bsearch. */
 static const struct handler handlers[] = {
-    {"exec.create", on_exec_create},     {"exec.exit", on_exec_exit},
-    {"exec.output", on_exec_output},     {"exec.pause", on_exec_pause},
-    {"exec.remove", on_exec_remove},     {"exec.resume", on_exec_pause},
-    {"exec.start", on_exec_start},       {"exec.stats", on_exec_stats},
-    {"model.delta", on_model_delta},     {"model.error", on_model_error},
-    {"model.message", on_model_message}, {"operator.interrupt", on_interrupt},
-    {"operator.kill", on_kill},          {"session.end", on_session_end},
-    {"session.note", on_note},           {"session.start", on_session_start},
-    {"tool.call", on_tool_call},         {"tool.output", on_tool_output},
-    {"tool.result", on_tool_result},     {"turn.end", on_turn_end},
-    {"turn.start", on_turn_start},       {"user.message", on_user_message},
+    {"exec.create", on_exec_create},
+    {"exec.exit", on_exec_exit},
+    {"exec.output", on_exec_output},
+    {"exec.pause", on_exec_pause},
+    {"exec.remove", on_exec_remove},
+    {"exec.resume", on_exec_pause},
+    {"exec.start", on_exec_start},
+    {"exec.stats", on_exec_stats},
+    {"model.delta", on_model_delta},
+    {"model.discard", on_model_discard},
+    {"model.error", on_model_error},
+    {"model.message", on_model_message},
+    {"operator.interrupt", on_interrupt},
+    {"operator.kill", on_kill},
+    {"session.end", on_session_end},
+    {"session.note", on_note},
+    {"session.start", on_session_start},
+    {"tool.call", on_tool_call},
+    {"tool.output", on_tool_output},
+    {"tool.result", on_tool_result},
+    {"turn.end", on_turn_end},
+    {"turn.start", on_turn_start},
+    {"user.message", on_user_message},
 };
 
 static int handler_cmp(const void *key, const void *h)
@@ -1334,9 +1431,17 @@ size_t viewmodel_exec_nsamples(const struct viewmodel_exec *e)
 
 const struct viewmodel_sample *viewmodel_exec_sample(const struct viewmodel_exec *e, size_t i)
 {
-        if (i >= e->hist_n__)
-                return NULL;
-        return &e->hist__[(e->hist_head__ + i) % e->hist_n__];
+        return i < e->hist_n__ ? &e->hist__[i] : NULL;
+}
+
+uint64_t viewmodel_exec_history_ms(const struct viewmodel_exec *e)
+{
+        return e->hist_t1__ - e->hist_t0__;
+}
+
+uint32_t viewmodel_exec_sample_span(const struct viewmodel_exec *e)
+{
+        return e->hist_span__ ? e->hist_span__ : 1;
 }
 
 void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out)

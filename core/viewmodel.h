@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VM_HISTORY     120        /* stats samples kept per execution */
+#define VM_HISTORY     120        /* stats buckets kept per execution (whole life) */
 #define VM_OUTPUT_CAP  (1u << 20) /* bytes of a call's output kept in memory */
 #define VM_SUMMARY_MAX 96         /* bytes of a call's one-line summary, with NUL */
 
@@ -56,6 +56,7 @@ enum vm_entry_kind {
         VM_ENTRY_ERROR,     /* model.error */
         VM_ENTRY_INTERRUPT, /* operator.interrupt */
         VM_ENTRY_KILL,      /* operator.kill */
+        VM_ENTRY_TOOL,      /* tool.call: a call shown inline (call), text "" */
 };
 
 /* Zero in a field: no limit, or not reported. */
@@ -90,9 +91,11 @@ struct viewmodel_entry {
         int64_t turn;        /* the session's turn when it was added */
         bool open;           /* an assistant message still streaming */
         size_t ntool_calls;  /* assistant: tool calls the message asked for */
+        bool refusal;        /* assistant: the text is the model's refusal */
         int http_status;     /* error: 0 when none */
         int64_t retry_in_ms; /* error: -1 when no retry (final) */
         uint64_t exec_id;    /* kill */
+        long call;           /* tool: index of its call */
         uint64_t gen;        /* generation of its last change */
         size_t cap__;        /* internal */
 };
@@ -111,9 +114,11 @@ struct viewmodel_call {
          * nothing was streamed. Only the tail is kept past VM_OUTPUT_CAP. */
         char *output; /* NUL-terminated; output_len bytes */
         size_t output_len;
-        uint64_t output_bytes; /* received in total */
-        bool output_dropped;   /* the head was dropped to stay within the cap */
-        uint64_t *exec_ids;    /* executions that ran for it */
+        uint64_t output_bytes;         /* received in total */
+        bool output_dropped;           /* the head was dropped to stay within the cap */
+        uint64_t output_dropped_lines; /* newlines in that head: the kept output's
+                                          first line is line output_dropped_lines + 1 */
+        uint64_t *exec_ids;            /* executions that ran for it */
         size_t nexecs;
         uint64_t gen;
         /* internal */
@@ -153,9 +158,10 @@ struct viewmodel_exec {
         char *error;           /* "" when none */
         uint64_t output_bytes; /* exec.output */
         uint64_t gen;
-        /* internal: the history ring, read through viewmodel_exec_sample */
+        /* internal: the history, read through viewmodel_exec_sample */
         struct viewmodel_sample *hist__;
-        uint32_t hist_n__, hist_head__, hist_cap__;
+        uint32_t hist_n__, hist_cap__, hist_span__, hist_fill__;
+        uint64_t hist_t0__, hist_t1__;
         size_t live_pos__;
 };
 
@@ -216,10 +222,16 @@ long viewmodel_exec_find(const struct viewmodel *vm, uint64_t exec_id);
 /* Executions not yet exited (creating, running or paused), in no particular order. */
 size_t viewmodel_nlive(const struct viewmodel *vm);
 const struct viewmodel_exec *viewmodel_live(const struct viewmodel *vm, size_t i);
-/* Samples in the history ring (at most VM_HISTORY) and the i-th of them,
- * oldest first; NULL past the end. */
+/* The history of an execution's stats over its whole life, in at most
+ * VM_HISTORY buckets, oldest first (NULL past the end): each bucket holds
+ * the highest of viewmodel_exec_sample_span() samples (1 until the buckets
+ * first fill, then 2, 4...; the newest bucket may hold fewer), and
+ * together they cover viewmodel_exec_history_ms(), the time from the first
+ * sample to the last. */
 size_t viewmodel_exec_nsamples(const struct viewmodel_exec *e);
 const struct viewmodel_sample *viewmodel_exec_sample(const struct viewmodel_exec *e, size_t i);
+uint32_t viewmodel_exec_sample_span(const struct viewmodel_exec *e);
+uint64_t viewmodel_exec_history_ms(const struct viewmodel_exec *e);
 
 void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out);
 

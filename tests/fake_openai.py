@@ -21,6 +21,23 @@ pieces, tool call ids "call_N", usage when the request asked for it, then
   {"fault": "malformed_sse"}    a data line that is not JSON
   {"fault": "stall"}            headers and one chunk, then nothing
   {"fault": "invalid_json_args"}  a tool call whose arguments are not JSON
+  {"fault": "reset_mid_stream"} a few chunks, then a TCP reset (RST)
+
+Exact shapes (what real providers send that this script cannot say):
+
+  "raw": "data: ...\n\n" or ["part", "part"]  these bytes as the body of a
+        200 answer, each part flushed as it comes (10 ms apart), then the end
+        of the response, or a closed socket with "raw_drop": true
+  "content_type": "..."  the Content-Type of a raw or no_stream answer
+  "status": 302          the status of a raw answer (default 200)
+  "headers": {"retry-after-ms": "700"}  more headers on any answer
+  "json_body": {...}     an http_NNN fault's body, exactly
+  "body": "<html>..."    an http_NNN fault's body as text/html
+  "echo_key_at": 290     an http_NNN fault whose message holds "Bearer KEY"
+                         (from the request) at this character
+  "no_finish": true      the answer without its finish_reason chunk
+
+Without --expect-key any request is answered, with a key or without.
 
 --log FILE gets one JSON line per request (its body, and whether the
 Authorization header matched --expect-key, never the header itself) and one
@@ -91,22 +108,24 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- plumbing -------------------------------------------------------
 
-    def send_json(self, status, obj, extra=None):
-        data = json.dumps(obj).encode()
+    def send_json(self, status, obj, extra=None, content_type="application/json"):
+        data = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", self.step.get("content_type", content_type))
         self.send_header("Content-Length", str(len(data)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
+        for k, v in list((extra or {}).items()) + list(self.step.get("headers", {}).items()):
+            self.send_header(k, str(v))
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
 
-    def start_stream(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+    def start_stream(self, status=200):
+        self.send_response(status)
+        self.send_header("Content-Type", self.step.get("content_type", "text/event-stream"))
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        for k, v in self.step.get("headers", {}).items():
+            self.send_header(k, str(v))
         self.end_headers()
         self.wfile.flush()
 
@@ -143,6 +162,32 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+    def reset(self):
+        """Closes with a TCP RST, as a crashing proxy does."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.close()
+        except OSError:
+            pass
+
+    def raw_answer(self):
+        parts = self.step["raw"]
+        if isinstance(parts, str):
+            parts = [parts]
+        self.start_stream(int(self.step.get("status", 200)))
+        for i, part in enumerate(parts):
+            if i > 0:
+                time.sleep(0.01)
+            if part:  # an empty chunk would end the body
+                self.raw_chunk(part.encode())
+        if self.step.get("raw_drop"):
+            self.drop()
+        else:
+            self.end_stream()
 
     def wait_for_hangup(self, n):
         """Sends nothing until the client closes the connection."""
@@ -207,7 +252,8 @@ class Handler(BaseHTTPRequestHandler):
                 for e in a:
                     yield e
         reason = self.step.get("finish_reason", "tool_calls" if calls else "stop")
-        yield self.chunk({}, reason)
+        if not self.step.get("no_finish"):
+            yield self.chunk({}, reason)
         if self.include_usage:
             yield {"id": "chatcmpl-fake-%d" % self.n, "object": "chat.completion.chunk",
                    "created": int(time.time()), "model": self.model, "choices": [],
@@ -234,14 +280,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def http_error(self, status):
         message = self.step.get("message", "fake: HTTP %d" % status)
+        auth = self.headers.get("Authorization", "")
         if self.step.get("echo_key"):
             # Some servers quote the credential back; the client must not.
-            message += " (got %s)" % self.headers.get("Authorization", "")
+            message += " (got %s)" % auth
+        if "echo_key_at" in self.step:
+            at = max(7, int(self.step["echo_key_at"]))
+            message = (message + " " + "x" * at)[:at - 7] + auth + " and more"
         extra = {}
         if "retry_after" in self.step:
             extra["Retry-After"] = str(self.step["retry_after"])
-        self.send_json(status, {"error": {"message": message, "type": "fake_error",
-                                          "code": status}}, extra)
+        if "body" in self.step:
+            self.send_json(status, self.step["body"], extra, "text/html")
+        elif "json_body" in self.step:
+            self.send_json(status, self.step["json_body"], extra)
+        else:
+            self.send_json(status, {"error": {"message": message, "type": "fake_error",
+                                              "code": status}}, extra)
 
     # ---- requests -------------------------------------------------------
 
@@ -271,7 +326,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": "fake: no route %s" % self.path}})
             return
-        if auth_state in ("missing", "wrong"):
+        if state.expect_key is not None and auth_state in ("missing", "wrong"):
             self.send_json(401, {"error": {"message": "fake: incorrect API key provided",
                                            "code": "invalid_api_key"}})
             return
@@ -294,6 +349,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.step.get("no_stream"):
             self.whole_answer()
             return
+        if "raw" in self.step:
+            self.raw_answer()
+            return
         self.start_stream()
         self.raw_chunk(b": keep-alive\n\n")
         if fault == "stall":
@@ -308,11 +366,12 @@ class Handler(BaseHTTPRequestHandler):
             self.end_stream()
             return
         events = list(self.events_for_answer())
-        cut = min(3, len(events) - 1) if fault == "drop_mid_stream" else len(events)
+        cut = min(3, len(events) - 1) if fault in ("drop_mid_stream", "reset_mid_stream") \
+            else len(events)
         for ev in events[:cut]:
             self.send_event(ev)
         if cut < len(events):
-            self.drop()
+            self.reset() if fault == "reset_mid_stream" else self.drop()
             return
         if not self.step.get("no_done"):
             self.send_event("[DONE]")

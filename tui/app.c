@@ -5,17 +5,20 @@
 #include "tui/app.h"
 
 #include <errno.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/config.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
+#include "tui/glyphs.h"
 #include "tui/layout.h"
 #include "tui/terminal.h"
 #include "tui/tui.h"
@@ -23,6 +26,7 @@
 struct app *app_current; /* for the crash handler only */
 
 #define QUIT_GRACE_MS 3000 /* a quit waits at most this for the session */
+#define MOUSE_EVENTS  (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED)
 
 /* ---- terminal ---- */
 
@@ -40,6 +44,8 @@ void app_close_terminal(struct app *a)
         int i;
 
         restore_terminal();
+        listview_free(&a->lists[PANE_TOOLS]);
+        listview_free(&a->lists[PANE_EXECS]);
         if (a->replay)
                 uv_close((uv_handle_t *)&a->play, NULL);
         uv_close((uv_handle_t *)&a->in, NULL);
@@ -47,6 +53,7 @@ void app_close_terminal(struct app *a)
         uv_close((uv_handle_t *)&a->tick, NULL);
         uv_close((uv_handle_t *)&a->later, NULL);
         uv_close((uv_handle_t *)&a->watchdog, NULL);
+        uv_close((uv_handle_t *)&a->escalate, NULL);
         for (i = 0; i < 4; i++)
                 uv_close((uv_handle_t *)&a->sigs[i], NULL);
 }
@@ -104,6 +111,7 @@ void app_reset_view(struct app *a)
                 a->top[p] = 0;
         }
         a->scroll = 0;
+        a->filtering = -1;
         detail_close(a);
         draw_forget(a);
 }
@@ -139,7 +147,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         if (rc < 0)
                 return rc;
         a->cg_limits = session_cgroup_limits(a->s);
-        rc = trace_open(a->o.trace, session_id(a->s), &a->trace, err, errlen);
+        /* the file comes with the first event: none for a session never started */
+        rc = trace_prepare(a->o.trace, session_id(a->s), &a->trace, err, errlen);
         if (rc == 0)
                 rc = session_protect(a->s, trace_path(a->trace), err, errlen);
         if (rc < 0)
@@ -157,6 +166,37 @@ static void on_wait_tick(uv_timer_t *t)
 {
 }
 
+/* A trace with anything in it is named at exit, for replay and triage. */
+static void keep_trace_name(struct app *a)
+{
+        const char *path = a->trace != NULL ? trace_path(a->trace) : NULL;
+        struct stat st;
+        char **grown;
+
+        if (path == NULL || stat(path, &st) < 0 || st.st_size == 0)
+                return;
+        grown = realloc(a->traces, (a->ntraces + 1) * sizeof(*grown));
+        if (grown == NULL)
+                return;
+        a->traces = grown;
+        if ((a->traces[a->ntraces] = strdup(path)) != NULL)
+                a->ntraces++;
+}
+
+static void say_traces(struct app *a)
+{
+        size_t i;
+
+        for (i = 0; i < a->ntraces; i++) {
+                fprintf(stderr, "proctor: session trace: %s (proctor replay %s)\n", a->traces[i],
+                        a->traces[i]);
+                free(a->traces[i]);
+        }
+        free(a->traces);
+        a->traces = NULL;
+        a->ntraces = 0;
+}
+
 /* Only once every execution is gone, so that no event comes after; an
  * execution that outlives QUIT_GRACE_MS more (it cannot, being killed) is
  * left to die with proctor rather than hang its exit. */
@@ -167,6 +207,7 @@ static int close_session(struct app *a)
 
         if (a->s == NULL)
                 return 0;
+        keep_trace_name(a);
         uv_timer_init(a->loop, &wake);
         uv_timer_start(&wake, on_wait_tick, 50, 50);
         while (session_executions(a->s) > 0 && app_now_ms() < until)
@@ -200,6 +241,7 @@ static void finish(struct app *a)
         uv_timer_stop(&a->tick);
         uv_timer_stop(&a->later);
         uv_timer_stop(&a->watchdog);
+        uv_timer_stop(&a->escalate);
         uv_poll_stop(&a->in);
         for (i = 0; i < 4; i++)
                 uv_signal_stop(&a->sigs[i]);
@@ -324,9 +366,87 @@ void app_flip_mode(struct app *a)
         a->status[0] = '\0';
 }
 
-static bool exec_live(const struct viewmodel_exec *e)
+/* Presets the setup screen steps through; a value given on the command
+ * line between two presets steps to the nearer one in that direction. */
+static const uint64_t memory_presets[] = {64ull << 20, 128ull << 20, 256ull << 20, 512ull << 20,
+                                          1ull << 30,  2ull << 30,   4ull << 30,   8ull << 30};
+static const uint64_t cpu_presets[] = {1000, 2000, 5000, 10000, 30000, 60000, 120000, 300000};
+static const uint64_t timeout_presets[] = {10000,  30000,  60000,   120000,
+                                           300000, 600000, 1800000, 3600000};
+static const uint64_t pids_presets[] = {16, 32, 64, 128, 256, 512, 1024, 4096};
+
+static uint64_t step_preset(const uint64_t *p, size_t n, uint64_t v, int dir)
 {
-        return e->state == VM_EXEC_RUNNING || e->state == VM_EXEC_CREATING;
+        size_t i;
+
+        if (dir > 0) {
+                for (i = 0; i < n; i++)
+                        if (p[i] > v)
+                                return p[i];
+                return v;
+        }
+        for (i = n; i-- > 0;)
+                if (p[i] < v)
+                        return p[i];
+        return v;
+}
+
+#define STEP(arr, v, dir) step_preset(arr, sizeof(arr) / sizeof(arr[0]), v, dir)
+
+void app_step_limit(struct app *a, enum setup_limit which, int dir)
+{
+        struct exec_limits l = a->o.limits;
+        enum exec_ws_mode ws = a->o.ws_mode;
+
+        switch (which) {
+        case LIMIT_MEMORY:
+                l.memory_bytes = STEP(memory_presets, l.memory_bytes, dir);
+                break;
+        case LIMIT_CPU:
+                l.cpu_ms = STEP(cpu_presets, l.cpu_ms, dir);
+                break;
+        case LIMIT_TIMEOUT:
+                l.timeout_ms = STEP(timeout_presets, l.timeout_ms, dir);
+                break;
+        case LIMIT_PIDS:
+                l.pids = (uint32_t)STEP(pids_presets, l.pids, dir);
+                break;
+        case LIMIT_WORKSPACE:
+                ws = (enum exec_ws_mode)(((int)ws + (dir > 0 ? 1 : 3)) % 4);
+                break;
+        case LIMIT_COUNT:
+                return;
+        }
+        if (session_set_limits(a->s, &l, ws) == -EBUSY) {
+                snprintf(a->status, sizeof(a->status),
+                         "limits are fixed once the session has started (n starts a new one)");
+                return;
+        }
+        a->o.limits = l;
+        a->o.ws_mode = ws;
+}
+
+void app_limit_text(const struct app *a, enum setup_limit which, char *out, size_t len)
+{
+        const struct exec_limits *l = &a->o.limits;
+
+        switch (which) {
+        case LIMIT_MEMORY:
+                fmt_bytes(out, len, l->memory_bytes);
+                break;
+        case LIMIT_CPU:
+                fmt_ms(out, len, l->cpu_ms);
+                break;
+        case LIMIT_TIMEOUT:
+                fmt_ms(out, len, l->timeout_ms);
+                break;
+        case LIMIT_PIDS:
+                snprintf(out, len, "%u", l->pids);
+                break;
+        default:
+                snprintf(out, len, "%s", exec_ws_mode_name(a->o.ws_mode));
+                break;
+        }
 }
 
 uint64_t app_kill_target(struct app *a, const char **why)
@@ -340,13 +460,13 @@ uint64_t app_kill_target(struct app *a, const char **why)
         if (a->focus == PANE_EXECS && a->sel[PANE_EXECS] >= 0 && (size_t)a->sel[PANE_EXECS] < n &&
             !a->follow[PANE_EXECS]) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)a->sel[PANE_EXECS]);
-                if (exec_live(e))
+                if (viewmodel_exec_live(e))
                         return e->id;
                 *why = "the selected execution is not running (End selects the newest)";
                 return 0;
         }
         for (i = n; i-- > 0;)
-                if (exec_live(viewmodel_exec(a->vm, i)))
+                if (viewmodel_exec_live(viewmodel_exec(a->vm, i)))
                         return viewmodel_exec(a->vm, i)->id;
         return 0;
 }
@@ -360,6 +480,80 @@ unsigned app_running(struct app *a, unsigned *queued)
         if (queued != NULL)
                 *queued = h.queued;
         return h.running;
+}
+
+/* The stops whose grace has run out get their SIGKILL. */
+static void on_escalate(uv_timer_t *t)
+{
+        struct app *a = t->data;
+        uint64_t now = app_now_ms();
+        size_t i = 0;
+
+        while (i < a->nstops) {
+                if (a->stops[i].at_ms > now) {
+                        i++;
+                        continue;
+                }
+                if (a->s != NULL && session_kill_exec(a->s, a->stops[i].exec_id) == 0)
+                        snprintf(a->status, sizeof(a->status),
+                                 "#%llu was still running %d s after SIGTERM: killed",
+                                 (unsigned long long)a->stops[i].exec_id, STOP_GRACE_MS / 1000);
+                a->stops[i] = a->stops[--a->nstops];
+        }
+        if (a->nstops == 0)
+                uv_timer_stop(t);
+        app_mark_dirty(a);
+}
+
+void app_stop_exec(struct app *a, uint64_t exec_id)
+{
+        int rc = session_signal_exec(a->s, exec_id, SIGTERM);
+
+        if (rc < 0) {
+                snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)exec_id,
+                         rc == -ESRCH ? "it had ended" : strerror(-rc));
+                return;
+        }
+        if (a->nstops < STOP_PENDING) {
+                a->stops[a->nstops].exec_id = exec_id;
+                a->stops[a->nstops++].at_ms = app_now_ms() + STOP_GRACE_MS;
+                uv_timer_start(&a->escalate, on_escalate, 250, 250);
+        }
+        snprintf(a->status, sizeof(a->status),
+                 "sent SIGTERM to #%llu: it is killed in %d s if it has not ended",
+                 (unsigned long long)exec_id, STOP_GRACE_MS / 1000);
+}
+
+void app_toggle_pause(struct app *a)
+{
+        const char *why = NULL;
+        uint64_t id = app_kill_target(a, &why);
+        long k = id != 0 ? viewmodel_exec_find(a->vm, id) : -1;
+        bool paused = k >= 0 && viewmodel_exec(a->vm, (size_t)k)->state == VM_EXEC_PAUSED;
+        int rc;
+
+        if (id == 0) {
+                snprintf(a->status, sizeof(a->status), "%s", why);
+                return;
+        }
+        rc = paused ? session_resume_exec(a->s, id) : session_pause_exec(a->s, id);
+        if (rc < 0)
+                snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)id,
+                         rc == -ESRCH ? "it had ended" : strerror(-rc));
+        else
+                snprintf(a->status, sizeof(a->status), "#%llu %s%s", (unsigned long long)id,
+                         paused ? "resumed" : "paused",
+                         paused ? "" : " (p resumes; its wall clock goes on)");
+}
+
+void app_toggle_mouse(struct app *a)
+{
+        a->mouse_off = !a->mouse_off;
+        mousemask(a->mouse_off ? 0 : MOUSE_EVENTS, NULL);
+        snprintf(a->status, sizeof(a->status), "%s",
+                 a->mouse_off ? "mouse capture off: the terminal selects and copies text; "
+                                "F12 turns it back on"
+                              : "mouse capture on: clicks select, the wheel scrolls");
 }
 
 void app_next_theme(struct app *a)
@@ -516,12 +710,15 @@ void app_start_terminal(struct app *a)
         /* pasted text comes marked, so it stays text (input.c) */
         fputs("\033[?2004h", stdout);
         fflush(stdout);
-        mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
-                  NULL);
-        if (has_colors())
-                start_color(); /* COLORS is known only after this */
+        mousemask(MOUSE_EVENTS, NULL);
+        /* a UTF-8 byte in another locale is drawn as "~V", spilling over */
+        a->ascii = !glyphs_codeset_is_utf8(nl_langinfo(CODESET));
+        /* start_color only when colours are wanted: it alone makes ncurses
+         * paint every cell white on black, NO_COLOR or not */
         a->depth = color_detect(getenv("NO_COLOR"), getenv("COLORTERM"), a->o.no_color,
-                                has_colors() ? COLORS : -1);
+                                has_colors() ? tigetnum("colors") : -1);
+        if (a->depth != COLOR_MONO)
+                start_color();
         /* ncurses draws 24-bit colour only with a direct-colour terminfo */
         if (a->depth == COLOR_TRUE && COLORS < 0x1000000)
                 a->depth = COLORS >= 256 ? COLOR_256 : COLORS >= 16 ? COLOR_16 : COLOR_8;
@@ -533,7 +730,8 @@ void app_start_terminal(struct app *a)
         uv_timer_init(a->loop, &a->tick);
         uv_timer_init(a->loop, &a->later);
         uv_timer_init(a->loop, &a->watchdog);
-        a->frame.data = a->tick.data = a->later.data = a->watchdog.data = a;
+        uv_timer_init(a->loop, &a->escalate);
+        a->frame.data = a->tick.data = a->later.data = a->watchdog.data = a->escalate.data = a;
         for (i = 0; i < 4; i++) {
                 uv_signal_init(a->loop, &a->sigs[i]);
                 a->sigs[i].data = a;
@@ -593,6 +791,7 @@ int tui_main(int argc, char **argv)
                 uv_loop_close(&loop);
         }
         app_current = NULL;
+        say_traces(&a);
         prompt_free(&a.prompt);
         free(a.queued);
         return a.exit_code;

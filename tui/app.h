@@ -16,6 +16,7 @@
 #include "core/trace.h"
 #include "core/viewmodel.h"
 #include "tui/color.h"
+#include "tui/listview.h"
 #include "tui/prompt.h"
 #include "tui/theme.h"
 
@@ -23,10 +24,21 @@ enum app_screen { SCREEN_SETUP, SCREEN_LIVE };
 enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
 enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
 /* Where the setup screen's keys go: the prompt, or the mode cards. */
-enum setup_focus { SETUP_PROMPT, SETUP_MODE };
+enum setup_focus { SETUP_PROMPT, SETUP_MODE, SETUP_LIMITS };
+/* The limits the setup screen edits, in the order shown. */
+enum setup_limit {
+        LIMIT_MEMORY,
+        LIMIT_CPU,
+        LIMIT_TIMEOUT,
+        LIMIT_PIDS,
+        LIMIT_WORKSPACE,
+        LIMIT_COUNT
+};
 
-#define FRAME_MS 33
-#define HIT_ROWS 512 /* screen rows the mouse map covers */
+#define FRAME_MS      33
+#define STOP_GRACE_MS 5000 /* SIGTERM, then SIGKILL this much later */
+#define STOP_PENDING  16   /* stops waiting for their SIGKILL at once */
+#define HIT_ROWS      512  /* screen rows the mouse map covers */
 
 struct text_lines;
 struct wrapped;
@@ -46,6 +58,12 @@ struct detail_view {
         long call;
         uint64_t fed;
         bool finished;
+        uint64_t before; /* lines of the output before the cache's first */
+        /* searching the output: the text, whether it is being typed, and
+         * the line of the last match (-1: none) */
+        char search[64];
+        bool searching;
+        long match;
 };
 
 struct app {
@@ -65,19 +83,27 @@ struct app {
         struct prompt prompt;
         bool typing;
         enum setup_focus setup_focus;
-        int cursor_y, cursor_x; /* the prompt's cursor as drawn; y -1: none */
+        enum setup_limit limit_field; /* the one the arrows change */
+        int cursor_y, cursor_x;       /* the prompt's cursor as drawn; y -1: none */
         bool cursor_shown;
-        bool pasting;     /* inside a bracketed paste: everything is text */
-        bool early_input; /* the first read: typed before the terminal was set */
-        char *queued;     /* a follow-up sent when the running turn ends */
-        int exit_code;    /* 0 after q; 128+N after signal N */
+        bool mouse_off;    /* capture given back to the terminal for copying */
+        bool expand_tools; /* inline calls in the transcript show their output */
+        bool pasting;      /* inside a bracketed paste: everything is text */
+        bool early_input;  /* the first read: typed before the terminal was set */
+        char *queued;      /* a follow-up sent when the running turn ends */
+        char **traces;     /* the traces this run wrote, named at exit */
+        size_t ntraces;
+        int exit_code; /* 0 after q; 128+N after signal N */
         /* when a dialog opened, and the first Esc or Ctrl-C of a pair */
         uint64_t dialog_ms, esc_ms, sigint_ms;
         enum pane focus;
         long sel[PANE_COUNT];
         bool follow[PANE_COUNT]; /* the selection stays on the newest item */
-        long top[PANE_COUNT];    /* first item drawn */
-        long scroll;             /* transcript lines up from the bottom */
+        long top[PANE_COUNT];    /* first row drawn */
+        /* the list panes' rows, as last drawn: filter and sort (listview) */
+        struct list_view lists[PANE_COUNT];
+        int filtering; /* the pane whose filter is being typed, -1 none */
+        long scroll;   /* transcript lines up from the bottom */
         /* item under each screen row of the tools and executions panes, -1
          * for none, as last drawn: for the mouse */
         long hit[PANE_COUNT][HIT_ROWS];
@@ -94,11 +120,17 @@ struct app {
         uv_timer_t frame, tick;
         uv_timer_t later;    /* starts a queued follow-up outside callbacks */
         uv_timer_t watchdog; /* a quit that waits too long goes anyway */
+        uv_timer_t escalate; /* SIGKILL for the stops whose grace ran out */
+        struct {
+                uint64_t exec_id, at_ms;
+        } stops[STOP_PENDING];
+        size_t nstops;
         uv_signal_t sigs[4];
         bool dirty;
         uint64_t last_frame_ms;
         struct theme theme;
         enum color_depth depth;
+        bool ascii; /* the locale is not UTF-8: draw ASCII only (tui/glyphs.h) */
         char themes[THEME_LIST_MAX][THEME_NAME_MAX];
         size_t nthemes, theme_i;
         char themes_dir[PATH_MAX];
@@ -110,6 +142,19 @@ struct app {
         double speed; /* 0: as fast as possible */
         uv_timer_t play;
 };
+
+/* The newest item a list pane shows: what a following selection takes. */
+static inline long app_list_newest(const struct app *a, enum pane p)
+{
+        const struct list_view *lv = &a->lists[p];
+        long best = -1;
+        size_t i;
+
+        for (i = 0; i < lv->n; i++)
+                if (lv->rows[i] > best)
+                        best = lv->rows[i];
+        return best;
+}
 
 /* Items in a list pane: the tool calls, or the executions. */
 static inline long app_pane_items(const struct app *a, enum pane p)
@@ -132,6 +177,11 @@ void app_start_prompt(struct app *a);
 /* Keeps the prompt's text to send when the running turn ends. */
 void app_queue_prompt(struct app *a);
 void app_flip_mode(struct app *a);
+/* Steps the setup screen's limit `which` to the next (dir > 0) or previous
+ * preset; the session's executions get the new value. */
+void app_step_limit(struct app *a, enum setup_limit which, int dir);
+/* The setup screen's text for a limit: "512M", "5s", "rw" ... */
+void app_limit_text(const struct app *a, enum setup_limit which, char *out, size_t len);
 /* Winds the session down (killing what runs) and leaves with exit_code. */
 void app_quit(struct app *a, int exit_code);
 /* The execution k kills: the selected running one, else the newest running
@@ -140,6 +190,14 @@ uint64_t app_kill_target(struct app *a, const char **why);
 /* Executions running now, and (queued, may be NULL) calls waiting. */
 unsigned app_running(struct app *a, unsigned *queued);
 void app_next_theme(struct app *a);
+/* SIGTERM to an execution, and SIGKILL STOP_GRACE_MS later if it still
+ * runs then (docker stop, htop's F9 then F9 again). */
+void app_stop_exec(struct app *a, uint64_t exec_id);
+/* p: pauses the execution k would kill, or resumes it. */
+void app_toggle_pause(struct app *a);
+
+/* Mouse capture off (the terminal's own selection copies text) and on. */
+void app_toggle_mouse(struct app *a);
 /* n: a new session on the setup screen, once the last one is idle. */
 void app_new_session(struct app *a);
 /* Selections on the newest items, following; nothing scrolled; no detail. */
@@ -164,9 +222,21 @@ void draw_setup_colors(struct app *a);
 bool detail_open(struct app *a);
 void detail_scroll(struct app *a, long delta);
 void detail_close(struct app *a);
+/* Moves to the next (dir 1) or previous (-1) output line holding the
+ * search text; false when there is none. */
+bool detail_search(struct app *a, int dir);
+/* Saves the shown call's output, as the bytes came, to a new file in the
+ * current directory; the status says where, or why not. */
+void detail_save(struct app *a);
+/* The line number, counted from the output's start, of cached line i. */
+uint64_t detail_line_no(const struct app *a, long i);
 
 /* replay.c: feeds the recorded events due; the replay's own keys */
 void replay_next(uv_timer_t *t);
 bool replay_key(struct app *a, wint_t ch);
+/* Left and Right seek 10 s of recorded time; true when the key was taken. */
+bool replay_code_key(struct app *a, wint_t ch);
+/* Recorded time of the last event shown, and (end_ms) of the last one. */
+uint64_t replay_position(const struct app *a, uint64_t *end_ms);
 
 #endif

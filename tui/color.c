@@ -1,6 +1,6 @@
-/* color: colour-depth detection and nearest-colour mapping for themes. It
- * works on numbers only; the TUI turns the results into ncurses pairs. It
- * must never let a role become unreadable (fg == bg) through mapping. */
+/* color: colour-depth detection and theme colours mapped to what the
+ * terminal has (nearest in 256 colours, by hue in 16 and 8). Numbers only;
+ * the TUI makes ncurses pairs. Mapping must never make fg == bg. */
 #include "tui/color.h"
 
 #include <stddef.h>
@@ -9,12 +9,6 @@
 #define R(c) ((int)(((c) >> 16) & 0xff))
 #define G(c) ((int)(((c) >> 8) & 0xff))
 #define B(c) ((int)((c)&0xff))
-
-/* xterm's values for the 16 ANSI colours; terminals vary, these are typical. */
-static const uint32_t ansi16[16] = {
-    0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
-    0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
-};
 
 /* The six levels of each axis of the 6x6x6 cube (indices 16-231). */
 static const int cube_level[6] = {0, 95, 135, 175, 215, 255};
@@ -63,10 +57,9 @@ static long distance(uint32_t a, uint32_t b)
         return (((512 + rmean) * dr * dr) >> 8) + 4 * dg * dg + (((767 - rmean) * db * db) >> 8);
 }
 
+/* Colour `i` of the xterm palette, 16-255. */
 static uint32_t palette256(int i)
 {
-        if (i < 16)
-                return ansi16[i];
         if (i < 232) {
                 i -= 16;
                 return (uint32_t)cube_level[i / 36] << 16 | (uint32_t)cube_level[i / 6 % 6] << 8 |
@@ -74,6 +67,19 @@ static uint32_t palette256(int i)
         }
         i = 8 + 10 * (i - 232);
         return (uint32_t)i << 16 | (uint32_t)i << 8 | (uint32_t)i;
+}
+
+/* Perceived brightness, 0-255. */
+static int luma(uint32_t c)
+{
+        return (R(c) * 299 + G(c) * 587 + B(c) * 114) / 1000;
+}
+
+static int channel_max(uint32_t c)
+{
+        int r = R(c), g = G(c), b = B(c);
+
+        return r > g ? (r > b ? r : b) : (g > b ? g : b);
 }
 
 static int nearest(uint32_t rgb, int from, int to)
@@ -96,14 +102,49 @@ int color_to_256(uint32_t rgb)
         return nearest(rgb & 0xffffff, 16, 256);
 }
 
+/* The ANSI colour of a colour's hue, 1-6 (red, green, yellow, blue,
+ * magenta, cyan), or -1 for one too dark or too grey to have a hue worth
+ * keeping. Nearest-by-distance is wrong with only 8 or 16 colours: a soft
+ * red such as #ff6b6b is nearer grey than red, and a failure would lose the
+ * colour that says so. */
+static int ansi_hue(uint32_t c)
+{
+        /* sectors of 60 degrees from red, centred on each primary/secondary */
+        static const int sector[6] = {1, 3, 2, 6, 4, 5};
+        int r = R(c), g = G(c), b = B(c);
+        int max = channel_max(c);
+        int min = r < g ? (r < b ? r : b) : (g < b ? g : b);
+        int chroma = max - min, hue;
+
+        if (max < 96 || chroma < 40 || chroma * 4 < max)
+                return -1;
+        if (max == r)
+                hue = 60 * (g - b) / chroma;
+        else if (max == g)
+                hue = 120 + 60 * (b - r) / chroma;
+        else
+                hue = 240 + 60 * (r - g) / chroma;
+        hue = (hue + 360 + 30) % 360;
+        return sector[hue / 60];
+}
+
 int color_to_16(uint32_t rgb)
 {
-        return nearest(rgb & 0xffffff, 0, 16);
+        int h = ansi_hue(rgb & 0xffffff), l = luma(rgb & 0xffffff);
+
+        /* only a near-full channel is worth the bright variant */
+        if (h > 0)
+                return channel_max(rgb) >= 230 ? h + 8 : h;
+        return l < 64 ? 0 : l < 160 ? 8 : l < 240 ? 7 : 15;
 }
 
 int color_to_8(uint32_t rgb)
 {
-        return nearest(rgb & 0xffffff, 0, 8);
+        int h = ansi_hue(rgb & 0xffffff);
+
+        if (h > 0)
+                return h;
+        return luma(rgb & 0xffffff) < 96 ? 0 : 7;
 }
 
 int color_map(int32_t rgb, enum color_depth depth)
@@ -162,12 +203,6 @@ static const unsigned mono_attr[THEME_ROLE_COUNT] = {
 
 #undef BOLD
 #undef REV
-
-/* Perceived brightness, 0-255. */
-static int luma(uint32_t c)
-{
-        return (R(c) * 299 + G(c) * 587 + B(c) * 114) / 1000;
-}
 
 static struct color_spec keep_contrast(struct color_spec s, int32_t bg_rgb, enum color_depth depth)
 {

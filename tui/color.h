@@ -32,10 +32,13 @@ const char *color_depth_name(enum color_depth depth);
  * 0-15 are left out because terminals redefine them). */
 int color_to_256(uint32_t rgb);
 
-/* Nearest of the 16 ANSI colours (xterm's values), 0-15. */
+/* One of the 16 ANSI colours, 0-15: a colour with a clear hue keeps it (red
+ * stays red however soft), bright when a channel is near full; greys go by
+ * brightness to black, bright black, white or bright white. */
 int color_to_16(uint32_t rgb);
 
-/* Nearest of the 8 basic ANSI colours, 0-7. */
+/* One of the 8 basic ANSI colours, 0-7: the hue as in color_to_16; greys
+ * black or white. */
 int color_to_8(uint32_t rgb);
 
 /* A theme colour at `depth`: THEME_COLOR_DEFAULT stays -1; truecolor keeps

@@ -4,9 +4,13 @@
  * stream while it runs. The output is kept as sanitized lines and fed only
  * what arrived since the last frame, so a flooding tool costs each frame
  * its new bytes, never the whole megabyte kept. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tui/draw.h"
 #include "tui/text.h"
@@ -30,6 +34,7 @@ bool detail_open(struct app *a)
         d->item = a->sel[p];
         d->scroll = 0;
         d->follow = true;
+        d->match = -1;
         return true;
 }
 
@@ -76,6 +81,8 @@ static struct text_lines *output_lines(struct app *a, long call)
                 d->vm = a->vm;
                 d->call = call;
                 d->finished = false;
+                /* the model kept only the tail: number lines from the start */
+                d->before = c->output_dropped_lines;
                 text_lines_append(d->lines, c->output, c->output_len);
         } else if (delta > 0) {
                 text_lines_append(d->lines, c->output + c->output_len - delta, (size_t)delta);
@@ -88,9 +95,101 @@ static struct text_lines *output_lines(struct app *a, long call)
         return d->lines;
 }
 
+/* The call whose output the view shows, or -1. */
+static long shown_call(const struct app *a)
+{
+        const struct detail_view *d = &a->detail;
+
+        if (d->of == PANE_EXECS)
+                return d->item >= 0 && (size_t)d->item < viewmodel_nexecs(a->vm)
+                           ? viewmodel_exec(a->vm, (size_t)d->item)->call
+                           : -1;
+        return d->item;
+}
+
+uint64_t detail_line_no(const struct app *a, long i)
+{
+        const struct detail_view *d = &a->detail;
+
+        return (d->lines != NULL ? d->before + text_lines_dropped(d->lines) : 0) + (uint64_t)i + 1;
+}
+
+bool detail_search(struct app *a, int dir)
+{
+        struct detail_view *d = &a->detail;
+        long n = d->lines != NULL ? (long)text_lines_count(d->lines) : 0, i;
+
+        if (d->search[0] == '\0' || n == 0)
+                return false;
+        i = d->match >= 0 ? d->match + dir : dir > 0 ? d->scroll : d->scroll + d->shown - 1;
+        for (; i >= 0 && i < n; i += dir)
+                if (text_contains(text_lines_get(d->lines, (size_t)i), d->search)) {
+                        d->match = i;
+                        d->scroll = i;
+                        d->follow = false;
+                        return true;
+                }
+        /* a first search finds a match above the view too */
+        if (d->match < 0 && dir > 0 && d->scroll > 0) {
+                d->scroll = 0;
+                return detail_search(a, dir);
+        }
+        return false;
+}
+
+static void name_part(char *out, size_t len, const char *id)
+{
+        size_t o = 0;
+
+        for (; id != NULL && *id != '\0' && o + 1 < len; id++)
+                if ((*id >= 'a' && *id <= 'z') || (*id >= 'A' && *id <= 'Z') ||
+                    (*id >= '0' && *id <= '9') || *id == '-' || *id == '_')
+                        out[o++] = *id;
+        out[o] = '\0';
+}
+
+void detail_save(struct app *a)
+{
+        long call = shown_call(a);
+        const struct viewmodel_call *c;
+        char path[PATH_MAX], size[16], sid[48], cid[48];
+        ssize_t w = 0;
+        size_t done = 0;
+        int fd;
+
+        if (call < 0 || (size_t)call >= viewmodel_ncalls(a->vm)) {
+                snprintf(a->status, sizeof(a->status), "no output to save");
+                return;
+        }
+        c = viewmodel_call(a->vm, (size_t)call);
+        /* a new file of the operator's alone, never through a link, named
+         * from ids that a replayed trace may have made up: only [-_A-Za-z0-9] */
+        name_part(sid, sizeof(sid), viewmodel_session(a->vm)->id);
+        name_part(cid, sizeof(cid), c->id);
+        snprintf(path, sizeof(path), "proctor-output-%s-%s.txt", sid[0] ? sid : "session",
+                 cid[0] ? cid : "call");
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                snprintf(a->status, sizeof(a->status), "cannot save to %.200s: %s", path,
+                         strerror(errno));
+                return;
+        }
+        while (done < c->output_len && (w = write(fd, c->output + done, c->output_len - done)) > 0)
+                done += (size_t)w;
+        if (close(fd) < 0 || w < 0) {
+                snprintf(a->status, sizeof(a->status), "saving %.200s failed: %s", path,
+                         strerror(errno));
+                return;
+        }
+        fmt_bytes(size, sizeof(size), done);
+        snprintf(a->status, sizeof(a->status), "saved %s of %s's output to %.200s%s", size, c->id,
+                 path, c->output_dropped ? " (its start was dropped: the trace has it whole)" : "");
+}
+
 /* Draws one output line wrapped, from screen row y, at most `max` rows;
  * returns the rows it takes (drawn or not when `draw` is false). */
-static int output_line(struct app *a, const char *line, int y, int x, int w, int max, bool draw)
+static int output_line(struct app *a, const char *line, int y, int x, int w, int max, bool draw,
+                       enum theme_role role)
 {
         struct text_span spans[DETAIL_WRAP_MAX];
         size_t ns = text_wrap(line, w, spans, DETAIL_WRAP_MAX), k;
@@ -106,7 +205,9 @@ static int output_line(struct app *a, const char *line, int y, int x, int w, int
                 if (line[0] == '\0')
                         break;
                 snprintf(piece, sizeof(piece), "%.*s", (int)spans[k].len, line + spans[k].start);
-                draw_put(a, y + (int)k, x, w, THEME_TEXT, piece);
+                if (role == THEME_SELECTION)
+                        draw_fill(a, y + (int)k, x, w, role);
+                draw_put(a, y + (int)k, x, w, role, piece);
         }
         return (int)ns;
 }
@@ -123,6 +224,7 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
         int bottom = r->y + r->h - 1, x = r->x + 2, w = r->w - 4, rows = bottom - y - 1, used;
         long n = tl != NULL ? (long)text_lines_count(tl) : 0, first, i;
         char title[256], got[16];
+        uint64_t before;
 
         if (rows < 1)
                 return;
@@ -134,7 +236,8 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
         first = d->scroll;
         if (d->follow) {
                 for (used = 0, i = n - 1; i >= 0; i--) {
-                        int h = output_line(a, text_lines_get(tl, (size_t)i), 0, x, w, 0, false);
+                        int h = output_line(a, text_lines_get(tl, (size_t)i), 0, x, w, 0, false,
+                                            THEME_TEXT);
                         if (used + h > rows && used > 0)
                                 break;
                         used += h;
@@ -143,19 +246,21 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
                 d->scroll = first;
         }
         for (d->shown = 0, i = first, used = y + 1; i < n && used < bottom; i++, d->shown++)
-                used +=
-                    output_line(a, text_lines_get(tl, (size_t)i), used, x, w, bottom - used, true);
+                used += output_line(a, text_lines_get(tl, (size_t)i), used, x, w, bottom - used,
+                                    true, i == d->match ? THEME_SELECTION : THEME_TEXT);
         fmt_bytes(got, sizeof(got), c != NULL ? c->output_bytes : 0);
+        /* lines counted from the output's start, whatever was let go */
+        before = tl != NULL ? d->before + text_lines_dropped(tl) : 0;
         if (c == NULL)
                 snprintf(title, sizeof(title), " output: none (no tool call) ");
         else if (n == 0)
                 snprintf(title, sizeof(title), " output of %s: nothing yet ", c->id);
         else
-                snprintf(title, sizeof(title), " output of %s: %s, lines %ld-%ld of %ld%s%s ",
-                         c->id, got, first + 1, first + d->shown, n,
-                         c->output_dropped || text_lines_total(tl) > (uint64_t)n
-                             ? " (older dropped)"
-                             : "",
+                snprintf(title, sizeof(title), " output of %s: %s, lines %llu-%llu of %llu%s%s ",
+                         c->id, got, (unsigned long long)(before + (uint64_t)first + 1),
+                         (unsigned long long)(before + (uint64_t)(first + d->shown)),
+                         (unsigned long long)(before + (uint64_t)n),
+                         before > 0 ? " (older dropped)" : "",
                          d->follow ? ", following" : ", End follows");
         draw_rule(a, y, r->x + 1, r->w - 2, title);
 }
@@ -220,6 +325,28 @@ static void draw_call(struct app *a, const struct layout_rect *r, long i)
         draw_output(a, r, y, i);
 }
 
+/* What the graphs above span: the time from the first sample to the last,
+ * and what a full-height bar stands for. */
+static void graph_scale(struct app *a, int y, int x, int w, const struct viewmodel_exec *e)
+{
+        char line[256], span[16], mem[16];
+        double mtop = draw_metric_top(e, METRIC_MEM), ptop = draw_metric_top(e, METRIC_PIDS);
+
+        if (viewmodel_exec_nsamples(e) == 0) {
+                draw_put(a, y, x, w, THEME_TEXT_DIM,
+                         "graphs   no samples: it ended before the first");
+                return;
+        }
+        fmt_ms(span, sizeof(span), viewmodel_exec_history_ms(e));
+        fmt_bytes(mem, sizeof(mem), (uint64_t)mtop);
+        snprintf(line, sizeof(line),
+                 "graphs   the whole run, %s, oldest left; full height: cpu 100%%, mem %s%s, "
+                 "pids %.0f%s",
+                 span, mem, e->limits.memory_bytes ? "" : " (no limit)", ptop,
+                 e->limits.pids ? "" : " (no limit)");
+        draw_put(a, y, x, w, THEME_TEXT_DIM, line);
+}
+
 static void draw_exec(struct app *a, const struct layout_rect *r, long i)
 {
         const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
@@ -255,7 +382,7 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
                  (unsigned long long)l->pids, (double)l->timeout_ms / 1000.0,
                  l->tmpfs_bytes ? b2 : "-", l->output_bytes ? b3 : "-", l->disk_bytes ? b4 : "-");
         draw_put(a, y++, x, w, THEME_TEXT, line);
-        if (e->state == VM_EXEC_CREATING || e->state == VM_EXEC_RUNNING) {
+        if (viewmodel_exec_live(e)) {
                 fmt_bytes(b1, sizeof(b1), e->stats.mem_peak_bytes);
                 snprintf(line, sizeof(line), "now      cpu time %llums  memory peak %s",
                          (unsigned long long)e->stats.cpu_ms, b1);
@@ -275,6 +402,7 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
                 draw_put_untrusted(a, y++, x, w, THEME_ERROR, e->error, strlen(e->error));
         for (m = 0; m < METRIC_COUNT; m++)
                 draw_metric(a, y++, x, w, 13, e, (enum metric)m);
+        graph_scale(a, y++, x, w, e);
         draw_output(a, r, y, e->call);
 }
 

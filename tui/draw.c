@@ -22,14 +22,21 @@ void draw_setup_colors(struct app *a)
 {
         int r;
 
-        if (a->depth == COLOR_MONO || !has_colors())
+        if (a->depth == COLOR_MONO || !has_colors()) {
+                bkgdset(' ');
                 return;
+        }
+        /* -1 is then the terminal's own colour, for roles the theme leaves
+         * at "default" */
         use_default_colors();
         for (r = 0; r < THEME_ROLE_COUNT; r++) {
                 struct color_spec c = color_resolve(&a->theme, (enum theme_role)r, a->depth);
                 /* extended: truecolor values do not fit a short */
                 init_extended_pair(pair_of((enum theme_role)r), c.fg, c.bg);
         }
+        /* blank cells too take the theme's background, not the terminal's:
+         * else a light theme is patchy on a dark terminal and vice versa */
+        bkgdset(' ' | COLOR_PAIR(pair_of(THEME_BACKGROUND)));
 }
 
 static attr_t attrs_of(struct app *a, enum theme_role r)
@@ -56,7 +63,9 @@ void draw_put(struct app *a, int y, int x, int w, enum theme_role r, const char 
 
         if (w <= 0 || y < 0 || y >= LINES)
                 return;
-        if (text_fit(buf, sizeof(buf), safe, w, TEXT_FIT_ELLIPSIS) < 0 && buf[0] == '\0')
+        if (text_fit(buf, sizeof(buf), safe, w,
+                     TEXT_FIT_ELLIPSIS | (a->ascii ? TEXT_FIT_ASCII : 0)) < 0 &&
+            buf[0] == '\0')
                 return;
         attrset(attrs_of(a, r));
         mvaddstr(y, x, buf);
@@ -138,6 +147,8 @@ enum theme_role draw_exec_role(enum vm_exec_state st)
         static const enum theme_role roles[] = {
             [VM_EXEC_CREATING] = THEME_STATE_CREATING,
             [VM_EXEC_RUNNING] = THEME_STATE_RUNNING,
+            /* stopped but alive: as a warning, not as an end */
+            [VM_EXEC_PAUSED] = THEME_WARNING,
             [VM_EXEC_EXITED] = THEME_STATE_EXITED,
             [VM_EXEC_SIGNALED] = THEME_STATE_SIGNALED,
             [VM_EXEC_TIMEOUT] = THEME_STATE_TIMEOUT,
@@ -187,26 +198,42 @@ static double sample_value(const struct viewmodel_sample *s, enum metric m)
         return m == METRIC_CPU ? s->cpu_pct : m == METRIC_MEM ? (double)s->mem_bytes : s->pids;
 }
 
+double draw_metric_top(const struct viewmodel_exec *e, enum metric m)
+{
+        double top = m == METRIC_MEM ? (double)e->limits.memory_bytes : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), i;
+
+        if (m == METRIC_CPU)
+                return 100.0;
+        if (top > 0)
+                return top;
+        top = m == METRIC_MEM ? 64.0 * 1024 * 1024 : 16;
+        for (i = 0; i < n; i++)
+                while (sample_value(viewmodel_exec_sample(e, i), m) > top)
+                        top *= 2;
+        return top;
+}
+
 void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width, enum metric m)
 {
         static const char *const bars[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                            "\u2585", "\u2586", "\u2587", "\u2588"};
-        size_t n = viewmodel_exec_nsamples(e), i, o = 0;
-        size_t from = width > 0 && n > (size_t)width ? n - (size_t)width : 0;
-        double top = m == METRIC_CPU   ? 100.0
-                     : m == METRIC_MEM ? (double)e->limits.memory_bytes
-                                       : (double)e->limits.pids;
+        size_t n = viewmodel_exec_nsamples(e), cols, j, i, o = 0;
+        double top = draw_metric_top(e, m);
 
         out[0] = '\0';
-        if (width <= 0)
+        if (width <= 0 || n == 0)
                 return;
-        if (top <= 0)
-                for (i = from; i < n; i++)
-                        if (sample_value(viewmodel_exec_sample(e, i), m) > top)
-                                top = sample_value(viewmodel_exec_sample(e, i), m);
-        for (i = from; i < n && o + 4 < len; i++) {
-                double v = sample_value(viewmodel_exec_sample(e, i), m);
-                int k = top <= 0 || v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
+        cols = n < (size_t)width ? n : (size_t)width;
+        /* the whole history: a column per bucket, or the highest of the
+         * buckets that share one when there are more than columns */
+        for (j = 0; j < cols && o + 4 < len; j++) {
+                double v = 0;
+                for (i = j * n / cols; i < (j + 1) * n / cols; i++) {
+                        double x = sample_value(viewmodel_exec_sample(e, i), m);
+                        v = x > v ? x : v;
+                }
+                int k = v <= 0 ? 0 : v >= top ? 7 : (int)(v * 8.0 / top);
                 memcpy(out + o, bars[k > 7 ? 7 : k], 3);
                 o += 3;
         }
@@ -215,7 +242,7 @@ void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int w
 
 void draw_metric_label(char *out, size_t len, const struct viewmodel_exec *e, enum metric m)
 {
-        bool ended = e->state != VM_EXEC_CREATING && e->state != VM_EXEC_RUNNING;
+        bool ended = !viewmodel_exec_live(e);
         char v[16], l[16];
 
         /* live: the last sample; ended: CPU time and peak memory */
@@ -295,6 +322,13 @@ static void draw_header(struct app *a)
                 draw_put(a, 0, x, COLS - x - 1, THEME_HEADER,
                          a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
         }
+        /* a trace that stopped takes the meter's row: the operator must not
+         * believe a session recorded that is not */
+        if (a->trace != NULL && trace_status(a->trace) < 0) {
+                draw_fill(a, 1, 0, COLS, THEME_DIALOG_DANGER);
+                draw_put(a, 1, 1, COLS - 2, THEME_DIALOG_DANGER, trace_error(a->trace));
+                return;
+        }
         if (a->vm != NULL)
                 viewmodel_host(a->vm, &h);
         fmt_bytes(el, sizeof(el), h.mem_bytes);
@@ -312,16 +346,28 @@ static void draw_prompt(struct app *a);
 static void draw_status(struct app *a)
 {
         const char *hint;
+        char replay[160];
 
-        if (a->replay)
-                hint = a->paused
-                           ? "REPLAY paused: space resume  s step  Tab focus  Enter details  q quit"
-                           : "REPLAY: space pause  Tab focus  Enter details  ? help  q quit";
+        if (a->replay) {
+                uint64_t end, at = replay_position(a, &end);
+                char p[16], e[16];
+                fmt_ms(p, sizeof(p), at);
+                fmt_ms(e, sizeof(e), end);
+                snprintf(replay, sizeof(replay),
+                         a->paused ? "REPLAY %s/%s paused: space resume  s step  Left/Right seek  "
+                                     "Enter details  q quit"
+                                   : "REPLAY %s/%s: space pause  Left/Right seek  +/- speed  "
+                                     "Enter details  ? help  q quit",
+                         p, e);
+                hint = replay;
+        } else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_LIMITS)
+                hint = "Left/Right pick a limit  Up/Down change it  Tab back to the prompt  "
+                       "Esc prompt";
         else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_MODE)
-                hint = "arrows/space flip the mode  Tab back to the prompt  F1 help  F10 quit";
+                hint = "arrows/space flip the mode  Tab the limits  F1 help  F10 quit";
         else if (a->screen == SCREEN_SETUP)
-                hint =
-                    "type a prompt, Enter starts  Tab mode cards  F2 flip mode  F1 help  F10 quit";
+                hint = "type a prompt, Enter starts  Tab mode, limits  F2 flip mode  F1 help  F10 "
+                       "quit";
         else if (a->typing)
                 hint = a->busy
                            ? "Enter queues it for when the turn ends  Ctrl-J new line  Esc leave"
@@ -343,7 +389,7 @@ static void draw_status(struct app *a)
  * while the prompt has the keys. */
 static void draw_prompt(struct app *a)
 {
-        const bool utf8 = MB_CUR_MAX > 1;
+        const bool utf8 = !a->ascii;
         bool focused =
             !a->replay && (a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing);
         char view[1024], tag[32] = "";
@@ -372,20 +418,22 @@ static void draw_prompt(struct app *a)
 static void draw_help(struct app *a)
 {
         static const char *const keys[] = {
-            "F2           flip the mode (before the session starts; or Tab to the",
-            "             mode cards, then arrows or space; or a click)",
+            "F2           flip the mode (setup: or Tab to the cards, then arrows)",
             "Enter        start with the prompt / open details",
-            "in a prompt  arrows, Home/End, Ctrl-A/E/U/K/W, Alt-b/f, Up/Down",
-            "             history, Ctrl-J or Alt-Enter a new line; paste stays text",
-            "Tab S-Tab    move focus between panes",
-            "arrows PgUp PgDn Home End   move; in details scroll (End follows)",
-            "mouse        click selects, click again opens; wheel scrolls",
-            "k            kill the selected (or latest) running execution",
+            "in a prompt  arrows Home/End Ctrl-A/E/U/K/W Alt-b/f, Up/Down history,",
+            "             Ctrl-J or Alt-Enter a new line; a paste stays text",
+            "Tab S-Tab    focus; arrows PgUp PgDn Home End move (details: scroll)",
+            "mouse        click selects, again opens; wheel scrolls; F12 off/on",
+            "/ F6 P M T   filter the list; sort it: cycle, CPU, memory, age",
+            "o O          select the execution using the most CPU / memory",
+            "in details   / search the output, n N next / previous, s save it",
+            "k p          kill (y SIGKILL, t SIGTERM first) / pause or resume the",
+            "             selected (or latest) running execution",
             "K            kill every running execution, cancel queued calls",
-            "Esc          close / interrupt the turn (twice while tools run)",
+            "Esc          close / clear filter / interrupt (twice while tools run)",
             "i            type a follow-up (queued while a turn runs)",
-            "n            new session (the mode may change)",
-            "t            next theme",
+            "n t e        new session (the mode may change) / next theme /",
+            "             tool calls in the transcript with their output, or not",
             "Ctrl-L       redraw",
             "q F10        quit (asks while a session runs)",
             "Ctrl-C       quit (twice within 2 s while tools run)",
@@ -401,38 +449,43 @@ static void draw_help(struct app *a)
                 draw_put(a, y + 2 + i, x + 2, w - 4, THEME_HELP, keys[i]);
 }
 
+/* A question over two lines: what would happen, cut to fit when it names a
+ * long command, then the keys, which always show whole. */
 static void draw_dialog(struct app *a)
 {
-        char line[400];
-        int w = 70, h = 5, y = LINES / 2 - 2, x = (COLS - w) / 2, i;
+        char q[400];
+        const char *keys = "y kills, n/Esc cancel";
+        int w, h = 6, y = LINES / 2 - 3, x, i;
 
         if (a->dialog == DIALOG_KILL) {
                 long k = viewmodel_exec_find(a->vm, a->dialog_exec);
                 const struct viewmodel_exec *e = k >= 0 ? viewmodel_exec(a->vm, (size_t)k) : NULL;
                 long c = e != NULL && e->call >= 0 ? e->call : -1;
-                snprintf(line, sizeof(line), "Kill execution #%llu (%s)?  y kills, n/Esc cancel",
+                snprintf(q, sizeof(q), "Kill execution #%llu (%s)?",
                          (unsigned long long)a->dialog_exec,
                          c >= 0 ? viewmodel_call(a->vm, (size_t)c)->summary : "no call");
+                keys = "y kills (SIGKILL), t SIGTERM first (SIGKILL 5 s on), n/Esc cancel";
         } else if (a->dialog == DIALOG_KILL_ALL) {
                 struct viewmodel_host hh;
                 viewmodel_host(a->vm, &hh);
                 if (hh.queued > 0)
-                        snprintf(line, sizeof(line),
-                                 "Kill %u executions, cancel %u queued calls?  y kills, n/Esc "
-                                 "cancel",
+                        snprintf(q, sizeof(q), "Kill %u executions, cancel %u queued calls?",
                                  hh.running, hh.queued);
                 else
-                        snprintf(line, sizeof(line),
-                                 "Kill all %u running executions?  y kills, n/Esc cancel",
-                                 hh.running);
+                        snprintf(q, sizeof(q), "Kill all %u running executions?", hh.running);
         } else {
-                snprintf(line, sizeof(line),
-                         "A session is running. Quit and kill everything?  y quits, n/Esc stay");
+                snprintf(q, sizeof(q), "A session is running. Quit and kill everything?");
+                keys = "y quits, n/Esc stay";
         }
+        /* as wide as the question needs, within the screen */
+        w = (int)text_width(q) + 6;
+        w = w < 50 ? 50 : w > COLS - 4 ? COLS - 4 : w;
+        x = (COLS - w) / 2;
         for (i = 0; i < h; i++)
                 draw_fill(a, y + i, x, w, THEME_DIALOG);
         draw_box(a, &(struct layout_rect){y, x, h, w}, "confirm", true);
-        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, line, strlen(line));
+        draw_put_untrusted(a, y + 2, x + 2, w - 4, THEME_DIALOG_DANGER, q, strlen(q));
+        draw_put(a, y + 3, x + 2, w - 4, THEME_DIALOG, keys);
 }
 
 /* The tab bar of a narrow terminal, the focused pane's tab highlighted. */

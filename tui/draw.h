@@ -29,8 +29,14 @@ const char *draw_spinner(struct app *a);
 
 enum metric { METRIC_CPU, METRIC_MEM, METRIC_PIDS, METRIC_COUNT };
 
-/* The last `width` samples of one metric as bars, scaled to its limit (or
- * to the highest sample when there is no limit; CPU to 100%). */
+/* What a full-height bar of a metric's graph stands for: its limit; with
+ * none, 100% for CPU (one core) and for memory and pids the smallest of
+ * 64M, 128M... (16, 32... pids) the history stays under, so that a small
+ * process draws low bars, not full ones. */
+double draw_metric_top(const struct viewmodel_exec *e, enum metric m);
+/* One metric's whole history (viewmodel_exec_sample) as at most `width`
+ * bars, scaled to draw_metric_top; several buckets to a column, the highest
+ * of them, once there are more buckets than columns. */
 void draw_sparkline(char *out, size_t len, const struct viewmodel_exec *e, int width,
                     enum metric m);
 /* "cpu  45%", "mem 12M/512M", "pids 3/128": a metric's value and limit

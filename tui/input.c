@@ -168,22 +168,50 @@ static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
 
 /* ---- the setup screen ---- */
 
-/* The mode cards have the focus: arrows and space flip, Tab or Esc go back
- * to the prompt, and any other text goes to the prompt. */
+/* The limits line has the focus: Left and Right pick a limit, Up and Down
+ * (or + and -) step it through its presets. */
+static bool key_setup_limits(struct app *a, int kind, wint_t ch)
+{
+        if (kind == KEY_CODE_YES) {
+                if (ch == KEY_LEFT)
+                        a->limit_field =
+                            (enum setup_limit)((a->limit_field + LIMIT_COUNT - 1) % LIMIT_COUNT);
+                else if (ch == KEY_RIGHT)
+                        a->limit_field = (enum setup_limit)((a->limit_field + 1) % LIMIT_COUNT);
+                else if (ch == KEY_UP || ch == KEY_DOWN)
+                        app_step_limit(a, a->limit_field, ch == KEY_UP ? 1 : -1);
+                else
+                        return false;
+                return true;
+        }
+        if (ch == '+' || ch == '-') {
+                app_step_limit(a, a->limit_field, ch == '+' ? 1 : -1);
+                return true;
+        }
+        return false;
+}
+
+/* The mode cards (or the limits line) have the focus: arrows and space
+ * flip (or step a limit), Tab moves on, Esc goes back to the prompt, and
+ * any other text goes to the prompt. */
 static void key_setup_mode(struct app *a, int kind, wint_t ch)
 {
+        if (a->setup_focus == SETUP_LIMITS && key_setup_limits(a, kind, ch))
+                return;
         if (kind == KEY_CODE_YES) {
                 if (ch == KEY_LEFT || ch == KEY_RIGHT || ch == KEY_UP || ch == KEY_DOWN)
                         app_flip_mode(a);
                 else if (ch == KEY_BTAB)
-                        a->setup_focus = SETUP_PROMPT;
+                        a->setup_focus = a->setup_focus == SETUP_LIMITS ? SETUP_MODE : SETUP_PROMPT;
                 else if (ch == KEY_ENTER)
                         submit(a);
                 return;
         }
-        if (ch == ' ') {
+        if (ch == ' ' && a->setup_focus == SETUP_MODE) {
                 app_flip_mode(a);
-        } else if (ch == '\t' || ch == 27) {
+        } else if (ch == '\t') {
+                a->setup_focus = a->setup_focus == SETUP_MODE ? SETUP_LIMITS : SETUP_PROMPT;
+        } else if (ch == 27) {
                 a->setup_focus = SETUP_PROMPT;
         } else if (ch == '\r') {
                 a->setup_focus = SETUP_PROMPT;
@@ -200,8 +228,9 @@ static void key_setup_mode(struct app *a, int kind, wint_t ch)
 static void key_dialog(struct app *a, int kind, wint_t ch)
 {
         enum dialog d = a->dialog;
+        bool term = d == DIALOG_KILL && kind != KEY_CODE_YES && (ch == 't' || ch == 'T');
 
-        if (kind != KEY_CODE_YES && (ch == 'y' || ch == 'Y')) {
+        if (term || (kind != KEY_CODE_YES && (ch == 'y' || ch == 'Y'))) {
                 /* typed-ahead text ("ky...") must not confirm a kill */
                 if (app_now_ms() - a->dialog_ms < DIALOG_GUARD_MS)
                         return;
@@ -212,7 +241,9 @@ static void key_dialog(struct app *a, int kind, wint_t ch)
                 return;
         }
         a->dialog = DIALOG_NONE;
-        if (d == DIALOG_KILL) {
+        if (term) {
+                app_stop_exec(a, a->dialog_exec);
+        } else if (d == DIALOG_KILL) {
                 if (session_kill_exec(a->s, a->dialog_exec) == 0)
                         snprintf(a->status, sizeof(a->status), "killed execution #%llu",
                                  (unsigned long long)a->dialog_exec);
@@ -242,8 +273,6 @@ static void open_dialog(struct app *a, enum dialog d)
 
 static void move_sel(struct app *a, long delta)
 {
-        long n;
-
         if (a->detail.open) {
                 detail_scroll(a, delta);
         } else if (a->focus == PANE_TRANSCRIPT) {
@@ -251,14 +280,11 @@ static void move_sel(struct app *a, long delta)
                 if (a->scroll < 0)
                         a->scroll = 0;
         } else {
-                n = app_pane_items(a, a->focus);
-                a->sel[a->focus] += delta;
-                if (a->sel[a->focus] >= n)
-                        a->sel[a->focus] = n - 1;
-                if (a->sel[a->focus] < 0)
-                        a->sel[a->focus] = n > 0 ? 0 : -1;
-                /* back on the newest item: follow new ones again */
-                a->follow[a->focus] = a->sel[a->focus] == n - 1;
+                const struct list_view *lv = &a->lists[a->focus];
+                a->sel[a->focus] = listview_move(lv, a->sel[a->focus], delta);
+                /* back on the last row of the arrival order: follow new ones */
+                a->follow[a->focus] = lv->sort == LIST_SORT_ARRIVAL && lv->n > 0 &&
+                                      a->sel[a->focus] == lv->rows[lv->n - 1];
         }
 }
 
@@ -336,10 +362,166 @@ static void key_mouse(struct app *a)
         }
         a->focus = p;
         if (item >= 0) {
-                long n = app_pane_items(a, p);
+                const struct list_view *lv = &a->lists[p];
                 a->sel[p] = item;
-                a->follow[p] = item == n - 1;
+                a->follow[p] = lv->sort == LIST_SORT_ARRIVAL && item == app_list_newest(a, p);
         }
+}
+
+/* ---- lists: sort, filter, the offender ---- */
+
+/* The list the list keys act on: the focused one, else the executions. */
+static enum pane list_pane(const struct app *a)
+{
+        return a->focus == PANE_TRANSCRIPT ? PANE_EXECS : a->focus;
+}
+
+static const char *pane_noun(enum pane p)
+{
+        return p == PANE_EXECS ? "executions" : "tool calls";
+}
+
+/* P, M, T (as in htop) pick a sort, the same key again the arrival order;
+ * F6 cycles through them. The selection goes to the first row. */
+static void set_sort(struct app *a, enum list_sort s, bool cycle)
+{
+        enum pane p = list_pane(a);
+        struct list_view *lv = &a->lists[p];
+
+        if (cycle)
+                lv->sort = (enum list_sort)((lv->sort + 1) % LIST_SORT_COUNT);
+        else
+                lv->sort = lv->sort == s ? LIST_SORT_ARRIVAL : s;
+        a->focus = p;
+        a->follow[p] = lv->sort == LIST_SORT_ARRIVAL;
+        a->sel[p] = -1;
+        a->top[p] = 0;
+        snprintf(a->status, sizeof(a->status), "%s by %s%s", pane_noun(p),
+                 listview_sort_name(lv->sort),
+                 lv->sort == LIST_SORT_ARRIVAL ? "" : " (the same key again: arrival order)");
+}
+
+/* One key into a one-line field (a filter, a search): 1 when Enter ends
+ * it, -1 when Esc cancels it (emptied), 0 while it goes on. */
+static int key_field(char *buf, size_t cap, int kind, wint_t ch)
+{
+        size_t n = strlen(buf);
+        char mb[MB_LEN_MAX + 1];
+        int k;
+
+        if (kind == KEY_CODE_YES ? ch == KEY_BACKSPACE : ch == 127 || ch == 8) {
+                while (n > 0 && ((unsigned char)buf[--n] & 0xc0) == 0x80)
+                        ;
+                buf[n] = '\0';
+        } else if (kind == KEY_CODE_YES ? ch == KEY_ENTER : ch == '\r' || ch == '\n') {
+                return 1;
+        } else if (kind != KEY_CODE_YES && ch == 27) {
+                buf[0] = '\0';
+                return -1;
+        } else if (kind != KEY_CODE_YES && ch >= 32 && (k = wctomb(mb, (wchar_t)ch)) > 0 &&
+                   n + (size_t)k < cap) {
+                memcpy(buf + n, mb, (size_t)k);
+                buf[n + (size_t)k] = '\0';
+        }
+        return 0;
+}
+
+/* Typing the focused list's filter: it applies as it is typed. */
+static void key_filter(struct app *a, int kind, wint_t ch)
+{
+        struct list_view *lv = &a->lists[a->filtering];
+
+        a->follow[a->filtering] = false;
+        if (key_field(lv->filter, sizeof(lv->filter), kind, ch) != 0)
+                a->filtering = -1;
+}
+
+/* Typing a search of the output; Enter finds the first match. */
+static void key_search(struct app *a, int kind, wint_t ch)
+{
+        struct detail_view *d = &a->detail;
+        int r = key_field(d->search, sizeof(d->search), kind, ch);
+
+        if (r == 0) {
+                snprintf(a->status, sizeof(a->status), "search: %.60s_  (Enter finds, Esc cancels)",
+                         d->search);
+                return;
+        }
+        d->searching = false;
+        d->match = -1;
+        if (r > 0 && !detail_search(a, 1))
+                snprintf(a->status, sizeof(a->status), "no line holds \"%.60s\"", d->search);
+        else if (r > 0)
+                snprintf(a->status, sizeof(a->status),
+                         "line %llu holds \"%.60s\": n next, N previous",
+                         (unsigned long long)detail_line_no(a, d->match), d->search);
+}
+
+/* The detail view's own keys: / search, n N the next and previous match,
+ * s saves the output; false for the rest. */
+static bool key_detail(struct app *a, wint_t ch)
+{
+        struct detail_view *d = &a->detail;
+
+        switch (ch) {
+        case '/':
+                d->searching = true;
+                d->search[0] = '\0';
+                snprintf(a->status, sizeof(a->status), "search: _  (Enter finds, Esc cancels)");
+                return true;
+        case 'n':
+        case 'N':
+                if (d->search[0] == '\0')
+                        snprintf(a->status, sizeof(a->status), "/ searches the output first");
+                else if (!detail_search(a, ch == 'n' ? 1 : -1))
+                        snprintf(a->status, sizeof(a->status), "no %s line holds \"%.60s\"",
+                                 ch == 'n' ? "later" : "earlier", d->search);
+                else
+                        snprintf(a->status, sizeof(a->status), "line %llu holds \"%.60s\"",
+                                 (unsigned long long)detail_line_no(a, d->match), d->search);
+                return true;
+        case 's':
+                detail_save(a);
+                return true;
+        }
+        return false;
+}
+
+static void start_filter(struct app *a)
+{
+        a->filtering = (int)list_pane(a);
+        a->focus = (enum pane)a->filtering;
+        snprintf(a->status, sizeof(a->status),
+                 "filter %s: type to narrow, Enter keeps it, Esc clears it",
+                 pane_noun((enum pane)a->filtering));
+}
+
+/* o: the running execution using the most CPU; O: the most memory. */
+static void jump_to_offender(struct app *a, bool memory)
+{
+        size_t n = viewmodel_nexecs(a->vm), i;
+        long best = -1;
+        double top = -1;
+
+        for (i = 0; i < n; i++) {
+                const struct viewmodel_exec *e = viewmodel_exec(a->vm, i);
+                double v = memory ? (double)e->stats.mem_bytes : e->stats.cpu_pct;
+                if (viewmodel_exec_live(e) && v > top) {
+                        top = v;
+                        best = (long)i;
+                }
+        }
+        if (best < 0) {
+                snprintf(a->status, sizeof(a->status), "no execution is running");
+                return;
+        }
+        a->focus = PANE_EXECS;
+        a->lists[PANE_EXECS].filter[0] = '\0';
+        a->sel[PANE_EXECS] = best;
+        a->follow[PANE_EXECS] = false;
+        snprintf(a->status, sizeof(a->status), "#%llu uses the most %s (k kills it)",
+                 (unsigned long long)viewmodel_exec(a->vm, (size_t)best)->id,
+                 memory ? "memory" : "CPU");
 }
 
 /* ---- the live view's commands ---- */
@@ -352,6 +534,11 @@ static void key_escape(struct app *a)
 
         if (a->detail.open) {
                 detail_close(a);
+                return;
+        }
+        if (a->focus != PANE_TRANSCRIPT && a->lists[a->focus].filter[0] != '\0') {
+                a->lists[a->focus].filter[0] = '\0';
+                snprintf(a->status, sizeof(a->status), "filter cleared");
                 return;
         }
         if (!a->busy)
@@ -410,6 +597,8 @@ static void key_live(struct app *a, wint_t ch)
 {
         unsigned queued;
 
+        if (a->detail.open && key_detail(a, ch))
+                return;
         if (a->replay && replay_key(a, ch))
                 return;
         switch (ch) {
@@ -458,6 +647,31 @@ static void key_live(struct app *a, wint_t ch)
         case 't':
                 app_next_theme(a);
                 break;
+        case '/':
+                start_filter(a);
+                break;
+        case 'p':
+                app_toggle_pause(a);
+                break;
+        case 'e':
+                a->expand_tools = !a->expand_tools;
+                snprintf(a->status, sizeof(a->status), "tool calls in the transcript: %s",
+                         a->expand_tools ? "with the end of their output (e: one line each)"
+                                         : "one line each (e: with their output)");
+                break;
+        case 'P':
+                set_sort(a, LIST_SORT_CPU, false);
+                break;
+        case 'M':
+                set_sort(a, LIST_SORT_MEMORY, false);
+                break;
+        case 'T':
+                set_sort(a, LIST_SORT_AGE, false);
+                break;
+        case 'o':
+        case 'O':
+                jump_to_offender(a, ch == 'O');
+                break;
         }
 }
 
@@ -470,6 +684,10 @@ static bool key_global(struct app *a, int kind, wint_t ch)
                 a->help = true;
         } else if (ch == KEY_F(2)) {
                 app_flip_mode(a);
+        } else if (ch == KEY_F(6) && a->screen == SCREEN_LIVE) {
+                set_sort(a, LIST_SORT_ARRIVAL, true);
+        } else if (ch == KEY_F(12)) {
+                app_toggle_mouse(a);
         } else if (ch == KEY_F(10)) {
                 if (a->busy)
                         open_dialog(a, DIALOG_QUIT);
@@ -504,16 +722,26 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
                 key_mouse(a);
                 return;
         }
+        if (a->detail.open && a->detail.searching) {
+                key_search(a, kind, ch);
+                return;
+        }
+        if (a->filtering >= 0 && !a->detail.open) {
+                key_filter(a, kind, ch);
+                return;
+        }
         if (prompt_focused(a) && key_prompt(a, kind, ch, alt))
                 return;
         if (key_global(a, kind, ch))
                 return;
         if (a->screen == SCREEN_SETUP) {
-                if (a->setup_focus == SETUP_MODE)
+                if (a->setup_focus != SETUP_PROMPT)
                         key_setup_mode(a, kind, ch);
                 return;
         }
         a->status[0] = '\0';
+        if (kind == KEY_CODE_YES && a->replay && replay_code_key(a, ch))
+                return;
         if (kind == KEY_CODE_YES)
                 key_paging(a, ch);
         else if (!alt)

@@ -8,6 +8,28 @@
 #include "tui/draw.h"
 #include "tui/text.h"
 
+/* The limits line: each limit editable once Tab has given it the keys,
+ * the one the arrows change highlighted. */
+static void draw_setup_limits(struct app *a, int y, int x, int w)
+{
+        static const char *const names[LIMIT_COUNT] = {"memory", "cpu", "timeout", "pids",
+                                                       "workspace"};
+        bool focused = a->setup_focus == SETUP_LIMITS;
+        char v[32], item[64];
+        int i, at = x + 11;
+
+        draw_put(a, y, x, w, focused ? THEME_TITLE : THEME_TEXT, "limits");
+        for (i = 0; i < LIMIT_COUNT && at < x + w; i++) {
+                bool sel = focused && (int)a->limit_field == i;
+                app_limit_text(a, (enum setup_limit)i, v, sizeof(v));
+                snprintf(item, sizeof(item), sel ? "%s [%s]" : "%s %s", names[i], v);
+                draw_put(a, y, at, x + w - at, sel ? THEME_SELECTION : THEME_TEXT, item);
+                at += (int)strlen(item) + 2;
+        }
+        if (!focused && at + 12 < x + w)
+                draw_put(a, y, at, x + w - at, THEME_TEXT_DIM, "(Tab to edit)");
+}
+
 void draw_setup(struct app *a)
 {
         struct layout_setup ls;
@@ -70,6 +92,7 @@ void draw_setup(struct app *a)
                          sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
                 draw_put(a, y++, x, w, THEME_TEXT, line);
         }
+        draw_setup_limits(a, y++, x, w);
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }
@@ -80,6 +103,7 @@ void draw_setup(struct app *a)
 struct wrapped {
         uint64_t gen;
         int width;
+        char wait[40]; /* a retry's countdown, drawn after its error */
         char *safe;
         struct text_span *spans;
         size_t n;
@@ -99,15 +123,103 @@ void draw_forget(struct app *a)
         a->wrapped_vm = NULL;
 }
 
+/* The newest error's retry counts down while the session waits for it.
+ * The view model has event times only, which stand still during the
+ * wait: the countdown runs from when the entry was first drawn. */
+static void retry_countdown(struct app *a, size_t i, const struct viewmodel_entry *e, char *out,
+                            size_t len)
+{
+        static struct {
+                size_t i;
+                uint64_t t_ms, since_ms;
+        } seen = {SIZE_MAX, 0, 0};
+        uint64_t now = app_now_ms(), left;
+
+        out[0] = '\0';
+        if (e->kind != VM_ENTRY_ERROR || e->retry_in_ms < 0 ||
+            i + 1 != viewmodel_ntranscript(a->vm) || viewmodel_session(a->vm)->state != VM_RUNNING)
+                return;
+        if (seen.i != i || seen.t_ms != e->t_ms) {
+                seen.i = i;
+                seen.t_ms = e->t_ms;
+                seen.since_ms = now;
+        }
+        left = now - seen.since_ms < (uint64_t)e->retry_in_ms
+                   ? (uint64_t)e->retry_in_ms - (now - seen.since_ms)
+                   : 0;
+        if (left > 0)
+                snprintf(out, len, " - retrying in %llu s",
+                         (unsigned long long)(left + 999) / 1000);
+        else
+                snprintf(out, len, " - retrying now");
+}
+
+#define TOOL_TAIL_LINES 6          /* output lines an expanded call shows */
+#define TOOL_TAIL_SCAN  (64 << 10) /* bytes of output searched for them */
+
+/* A call inline in the transcript: one line ("[+] bash: ls  ok 12ms"), or
+ * expanded (e) with the last lines of its output under it. Malloc'd. */
+static char *tool_text(struct app *a, const struct viewmodel_entry *e, size_t *len)
+{
+        const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)e->call);
+        size_t from = c->output_len, lines = 0, scan = 0, n;
+        char head[VM_SUMMARY_MAX + 64], took[16], *out;
+
+        fmt_ms(took, sizeof(took), c->duration_ms);
+        snprintf(head, sizeof(head), "%s %s  %s%s%s", a->expand_tools ? "[-]" : "[+]", c->summary,
+                 viewmodel_call_label(c), c->state == VM_CALL_RUNNING ? "" : " ",
+                 c->state == VM_CALL_RUNNING ? "" : took);
+        for (n = 0; head[n] != '\0'; n++) /* a summary is one line here */
+                if ((unsigned char)head[n] < 32)
+                        head[n] = ' ';
+        if (!a->expand_tools || c->output_len == 0) {
+                *len = strlen(head);
+                return strdup(head);
+        }
+        /* the start of the last TOOL_TAIL_LINES lines (a final newline ends
+         * the last one, it opens none) */
+        if (from > 0 && c->output[from - 1] == '\n')
+                from--;
+        while (from > 0 && scan++ < TOOL_TAIL_SCAN) {
+                if (c->output[from - 1] == '\n' && ++lines == TOOL_TAIL_LINES)
+                        break;
+                from--;
+        }
+        n = strlen(head) + 1 + (c->output_len - from) * 2 + 64;
+        out = malloc(n);
+        if (out == NULL)
+                return NULL;
+        *len = (size_t)snprintf(out, n, "%s\n%s", head,
+                                from > 0 ? "    ... (earlier output: Enter on the call)\n" : "");
+        /* each output line indented under its call */
+        for (; from < c->output_len && *len + 6 < n; from++) {
+                if (*len == 0 || out[*len - 1] == '\n') {
+                        memcpy(out + *len, "    ", 4);
+                        *len += 4;
+                }
+                out[(*len)++] = c->output[from];
+        }
+        out[*len] = '\0';
+        return out;
+}
+
 static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
 {
         const struct viewmodel_entry *e = viewmodel_entry(a->vm, i);
+        bool tool =
+            e->kind == VM_ENTRY_TOOL && e->call >= 0 && (size_t)e->call < viewmodel_ncalls(a->vm);
+        /* a call's entry changes with the call, and with e */
+        uint64_t gen =
+            tool ? viewmodel_call(a->vm, (size_t)e->call)->gen * 2 + a->expand_tools : e->gen;
         const char *who = e->kind == VM_ENTRY_USER        ? "you: "
-                          : e->kind == VM_ENTRY_ASSISTANT ? ""
+                          : e->kind == VM_ENTRY_ASSISTANT ? (e->refusal ? "refused: " : "")
+                          : tool                          ? ""
                                                           : "* ";
+        char *text = NULL;
+        size_t tlen = 0;
         struct text_span none[1];
         struct wrapped *w;
-        char *raw;
+        char *raw, wait[40];
         size_t n;
 
         if (a->wrapped_vm != a->vm)
@@ -123,17 +235,30 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
                 a->nwrapped = cap;
         }
         w = &a->wrapped[i];
-        if (w->safe != NULL && w->gen == e->gen && w->width == width)
+        retry_countdown(a, i, e, wait, sizeof(wait));
+        if (w->safe != NULL && w->gen == gen && w->width == width && strcmp(w->wait, wait) == 0)
                 return w;
         free(w->safe);
         free(w->spans);
         memset(w, 0, sizeof(*w));
-        raw = malloc(strlen(who) + e->len + 1);
+        if (tool && (text = tool_text(a, e, &tlen)) == NULL)
+                return NULL;
+        if (!tool) {
+                text = e->text;
+                tlen = e->len;
+        }
+        raw = malloc(strlen(who) + tlen + strlen(wait) + 1);
+        if (raw != NULL) {
+                memcpy(raw, who, strlen(who));
+                memcpy(raw + strlen(who), text, tlen);
+                memcpy(raw + strlen(who) + tlen, wait, strlen(wait));
+        }
+        if (tool)
+                free(text);
         if (raw == NULL)
                 return NULL;
-        memcpy(raw, who, strlen(who));
-        memcpy(raw + strlen(who), e->text, e->len);
-        w->safe = safetext_sanitize(raw, strlen(who) + e->len, SAFETEXT_MULTILINE | SAFETEXT_TABS);
+        w->safe = safetext_sanitize(raw, strlen(who) + tlen + strlen(wait),
+                                    SAFETEXT_MULTILINE | SAFETEXT_TABS);
         free(raw);
         if (w->safe == NULL)
                 return NULL;
@@ -145,13 +270,20 @@ static const struct wrapped *wrap_entry(struct app *a, size_t i, int width)
                 return NULL;
         }
         w->n = text_wrap(w->safe, width, w->spans, n);
-        w->gen = e->gen;
+        w->gen = gen;
         w->width = width;
+        snprintf(w->wait, sizeof(w->wait), "%s", wait);
         return w;
 }
 
-static enum theme_role entry_role(enum vm_entry_kind k)
+static enum theme_role entry_role(struct app *a, const struct viewmodel_entry *e)
 {
+        enum vm_entry_kind k = e->kind;
+
+        if (k == VM_ENTRY_TOOL && e->call >= 0 && (size_t)e->call < viewmodel_ncalls(a->vm))
+                return viewmodel_call(a->vm, (size_t)e->call)->state == VM_CALL_OK
+                           ? THEME_TEXT_DIM
+                           : draw_call_role(viewmodel_call(a->vm, (size_t)e->call)->state);
         return k == VM_ENTRY_USER        ? THEME_TITLE
                : k == VM_ENTRY_ERROR     ? THEME_ERROR
                : k == VM_ENTRY_ASSISTANT ? THEME_TEXT
@@ -179,7 +311,7 @@ void draw_transcript(struct app *a, const struct layout_rect *r)
         skip = a->scroll;
         for (i = n; i-- > 0 && y > r->y;) {
                 const struct wrapped *w = wrap_entry(a, i, width);
-                enum theme_role role = entry_role(viewmodel_entry(a->vm, i)->kind);
+                enum theme_role role = entry_role(a, viewmodel_entry(a->vm, i));
                 size_t k;
                 if (w == NULL)
                         continue;
@@ -195,26 +327,51 @@ void draw_transcript(struct app *a, const struct layout_rect *r)
         }
 }
 
-/* Keeps the selection in range, on the newest item while following, and
- * the first item drawn such that the selection shows, for items `rows`
- * rows high in `avail` rows. */
-static void place(struct app *a, enum pane p, long n, int avail, int rows)
+/* Builds the pane's rows (filter, sort), keeps the selection on a shown
+ * item (the newest while following), and the first row drawn such that
+ * the selection shows, for items `rows` rows high in `avail` rows. */
+static void place(struct app *a, enum pane p, int avail, int rows)
 {
-        long fit = avail / rows > 0 ? avail / rows : 1;
+        struct list_view *lv = &a->lists[p];
+        long fit = avail / rows > 0 ? avail / rows : 1, n, srow;
 
-        if (a->follow[p] || a->sel[p] >= n)
-                a->sel[p] = n - 1;
-        if (a->sel[p] < 0)
-                a->sel[p] = n > 0 ? 0 : -1;
-        if (a->top[p] > a->sel[p])
-                a->top[p] = a->sel[p];
-        if (a->top[p] < a->sel[p] - fit + 1)
-                a->top[p] = a->sel[p] - fit + 1;
+        listview_build(lv, a->vm, p == PANE_EXECS);
+        n = (long)lv->n;
+        if (a->follow[p])
+                a->sel[p] = app_list_newest(a, p);
+        srow = listview_row(lv, a->sel[p]);
+        if (srow < 0) { /* hidden by the filter, or gone: the first row */
+                a->sel[p] = n > 0 ? lv->rows[0] : -1;
+                srow = n > 0 ? 0 : -1;
+        }
+        if (a->top[p] > srow)
+                a->top[p] = srow;
+        if (a->top[p] < srow - fit + 1)
+                a->top[p] = srow - fit + 1;
         /* no empty rows at the end while there is more above (after a resize) */
         if (a->top[p] > n - fit)
                 a->top[p] = n - fit;
         if (a->top[p] < 0)
                 a->top[p] = 0;
+}
+
+/* A list pane's title: its name, the selection's place among the rows
+ * shown ("[3/12]", "of 340" when a filter hides some), sort and filter. */
+static void list_title(struct app *a, enum pane p, const char *name, char *out, size_t len)
+{
+        const struct list_view *lv = &a->lists[p];
+        long row = listview_row(lv, a->sel[p]), all = app_pane_items(a, p);
+        size_t o;
+
+        o = (size_t)snprintf(out, len, "%s [%ld/%zu", name, row + 1, lv->n);
+        if ((long)lv->n != all && o < len)
+                o += (size_t)snprintf(out + o, len - o, " of %ld", all);
+        if (o < len)
+                o += (size_t)snprintf(out + o, len - o, "]");
+        if (lv->sort != LIST_SORT_ARRIVAL && o < len)
+                o += (size_t)snprintf(out + o, len - o, " sort %s", listview_sort_name(lv->sort));
+        if ((lv->filter[0] != '\0' || a->filtering == (int)p) && o < len)
+                snprintf(out + o, len - o, " /%s%s", lv->filter, a->filtering == (int)p ? "_" : "");
 }
 
 static void mark_rows(struct app *a, enum pane p, int y, int h, long item)
@@ -237,6 +394,7 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
                         switch (e->state) {
                         case VM_EXEC_CREATING:
                         case VM_EXEC_RUNNING:
+                        case VM_EXEC_PAUSED:
                         case VM_EXEC_EXITED:
                         case VM_EXEC_SIGNALED:
                                 break;
@@ -250,19 +408,22 @@ static const char *call_outcome(struct app *a, const struct viewmodel_call *c)
 
 void draw_tools(struct app *a, const struct layout_rect *r)
 {
-        long n = (long)viewmodel_ncalls(a->vm), i;
+        const struct list_view *lv = &a->lists[PANE_TOOLS];
+        long n, row, i;
         int y = r->y + 1, x = r->x, w = r->w;
-        char line[512], d[32];
+        char line[512], d[32], title[200];
         size_t k, queued = 0;
 
         for (k = 0; k < viewmodel_nrunning_calls(a->vm); k++)
                 queued += viewmodel_call_queued(viewmodel_running_call(a->vm, k));
+        place(a, PANE_TOOLS, r->h - 2, 1);
+        n = (long)lv->n;
         if (queued > 0)
                 snprintf(line, sizeof(line), "tool calls (%zu queued)", queued);
-        draw_box(a, r, queued > 0 ? line : "tool calls", a->focus == PANE_TOOLS);
-        place(a, PANE_TOOLS, n, r->h - 2, 1);
-        for (i = a->top[PANE_TOOLS]; i < n && y < r->y + r->h - 1; i++, y++) {
-                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)i);
+        list_title(a, PANE_TOOLS, queued > 0 ? line : "tool calls", title, sizeof(title));
+        draw_box(a, r, title, a->focus == PANE_TOOLS);
+        for (row = a->top[PANE_TOOLS]; row < n && y < r->y + r->h - 1; row++, y++) {
+                const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
                 bool q = viewmodel_call_queued(c);
                 enum theme_role role = sel ? THEME_SELECTION
@@ -317,15 +478,19 @@ static void exec_title(struct app *a, char *line, size_t len, const struct viewm
 
 void draw_execs(struct app *a, const struct layout_rect *r)
 {
-        long n = (long)viewmodel_nexecs(a->vm), i;
+        const struct list_view *lv = &a->lists[PANE_EXECS];
+        long n, row, i;
         int y = r->y + 1, bottom = r->y + r->h - 1, per = metrics_per_row(r->w);
         int cw = (r->w - 4) / per, rows = draw_exec_rows(r->w);
-        char line[512];
+        char line[512], title[200];
 
-        draw_box(a, r, draw_shows_sandbox(a) ? "sandboxes" : "processes", a->focus == PANE_EXECS);
-        place(a, PANE_EXECS, n, r->h - 2, rows);
-        for (i = a->top[PANE_EXECS]; i < n && y < bottom; i++) {
-                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)i);
+        place(a, PANE_EXECS, r->h - 2, rows);
+        n = (long)lv->n;
+        list_title(a, PANE_EXECS, draw_shows_sandbox(a) ? "sandboxes" : "processes", title,
+                   sizeof(title));
+        draw_box(a, r, title, a->focus == PANE_EXECS);
+        for (row = a->top[PANE_EXECS]; row < n && y < bottom; row++) {
+                const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];
                 int m;
 

@@ -105,8 +105,9 @@ static void print_help(void)
                "%s"
                "  --config FILE               config file (its theme)\n"
                "  -h, --help                  show this help\n\n"
-               "keys: space pauses and resumes, s steps one event while paused, Tab focus,\n"
-               "Enter details, t theme, ? help, q quits.\n",
+               "keys: space pauses and resumes, s steps one event while paused, Left and\n"
+               "Right seek 10 s back and forth, + and - change the speed, Tab focus, Enter\n"
+               "details, t theme, ? help, q quits.\n",
                usage, options_help_screen);
 }
 
@@ -184,10 +185,77 @@ out:
         return rc;
 }
 
+uint64_t replay_position(const struct app *a, uint64_t *end_ms)
+{
+        if (end_ms != NULL)
+                *end_ms = a->nevents > 0 ? event_ms(a->events[a->nevents - 1]) : 0;
+        return a->next > 0 ? event_ms(a->events[a->next - 1]) : 0;
+}
+
+/* Moves the replay by delta_ms of recorded time: forward by feeding the
+ * events up to there, back by feeding a fresh view model from the start
+ * (the view model only ever moves forward). */
+static void seek(struct app *a, int64_t delta_ms)
+{
+        uint64_t end, at = replay_position(a, &end), target;
+        char p[16], e[16];
+
+        target = delta_ms < 0 && (uint64_t)-delta_ms > at ? 0 : at + (uint64_t)delta_ms;
+        if (target > end)
+                target = end;
+        if (target < at) {
+                struct viewmodel *vm = viewmodel_new();
+                if (vm == NULL)
+                        return;
+                viewmodel_set_readonly(vm, true);
+                viewmodel_free(a->vm);
+                a->vm = vm;
+                app_reset_view(a);
+                a->next = 0;
+        }
+        while (a->next < a->nevents && event_ms(a->events[a->next]) <= target)
+                viewmodel_event(a->events[a->next++], a->vm);
+        fmt_ms(p, sizeof(p), replay_position(a, NULL));
+        fmt_ms(e, sizeof(e), end);
+        snprintf(a->status, sizeof(a->status), "replay at %s of %s", p, e);
+        if (!a->paused)
+                uv_timer_start(&a->play, replay_next, 0, 0);
+}
+
+bool replay_code_key(struct app *a, wint_t ch)
+{
+        if (ch == KEY_LEFT || ch == KEY_RIGHT) {
+                seek(a, ch == KEY_LEFT ? -10000 : 10000);
+                return true;
+        }
+        return false;
+}
+
+/* Speeds from 1/8 to 64 times as recorded; 0 is "max" (all at once). */
+static void change_speed(struct app *a, bool faster)
+{
+        if (a->speed == 0)
+                a->speed = faster ? 0 : 64;
+        else if (faster)
+                a->speed = a->speed >= 64 ? 0 : a->speed * 2;
+        else if (a->speed > 0.125)
+                a->speed /= 2;
+        if (a->speed == 0)
+                snprintf(a->status, sizeof(a->status), "replay speed: max");
+        else
+                snprintf(a->status, sizeof(a->status), "replay speed: x%g", a->speed);
+        if (!a->paused)
+                uv_timer_start(&a->play, replay_next, 0, 0);
+}
+
 /* Replay keys; true when the key was taken (or refused: read-only). */
 bool replay_key(struct app *a, wint_t ch)
 {
         switch (ch) {
+        case '+':
+        case '-':
+                change_speed(a, ch == '+');
+                return true;
         case ' ':
                 a->paused = !a->paused;
                 if (a->paused)
@@ -201,6 +269,7 @@ bool replay_key(struct app *a, wint_t ch)
                 return true;
         case 'm':
         case 'k':
+        case 'p':
         case 'K':
         case 'i':
         case 'n':

@@ -1,13 +1,16 @@
 /* text: measuring, fitting and wrapping sanitized text for the TUI, and the
  * live tail of an output stream, sanitized by core/safetext's decoder so a
  * split never changes the result. Never draws a byte that decoder would
- * have escaped; never reads the locale. */
+ * have escaped; never reads the locale (the caller asks for ASCII). */
 #include "tui/text.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "tui/glyphs.h"
 
 #define REPLACEMENT SAFETEXT_REPLACEMENT
 /* Most bytes one input byte can add: what it settles of the state before it
@@ -55,6 +58,16 @@ static uint32_t next_cp(const char *s, size_t *i)
         return safetext_cp_escaped(cp) ? REPLACEMENT : cp;
 }
 
+bool text_contains(const char *hay, const char *needle)
+{
+        size_t n = strlen(needle);
+
+        for (; *hay != '\0'; hay++)
+                if (strncasecmp(hay, needle, n) == 0)
+                        return true;
+        return n == 0;
+}
+
 size_t text_width(const char *utf8)
 {
         size_t w = 0, i = 0;
@@ -74,36 +87,74 @@ static bool fit_put(char *dst, size_t dstlen, size_t *len, const char *bytes, si
         return true;
 }
 
+/* One character of sanitized text as drawn: its bytes and columns, in
+ * UTF-8 or, with `ascii`, as its ASCII stand-in. `buf` holds what is not a
+ * slice of `src`. */
+static const char *drawn(const char *src, size_t start, size_t end, uint32_t cp, bool ascii,
+                         char *buf, size_t *n, int *w)
+{
+        if (ascii) {
+                *n = glyphs_ascii(cp, buf);
+                *w = (int)*n;
+                return buf;
+        }
+        *w = safetext_cpwidth(cp);
+        if (cp == REPLACEMENT) {
+                *n = safetext_utf8_encode(cp, buf);
+                return buf;
+        }
+        *n = end - start;
+        return src + start;
+}
+
+static size_t drawn_width(const char *s, bool ascii)
+{
+        size_t w = 0, i = 0, n;
+        char buf[GLYPHS_ASCII_MAX];
+        int cw;
+
+        if (!ascii)
+                return text_width(s);
+        while (s[i]) {
+                size_t start = i;
+                uint32_t cp = next_cp(s, &i);
+                drawn(s, start, i, cp, true, buf, &n, &cw);
+                w += (size_t)cw;
+        }
+        return w;
+}
+
 int text_fit(char *dst, size_t dstlen, const char *src, int columns, unsigned flags)
 {
+        bool ascii = flags & TEXT_FIT_ASCII, cut = false, room = true;
+        const char *mark = ascii ? "..." : "\u2026";
+        int mark_w = ascii ? 3 : 1, used = 0, budget;
         size_t len = 0, i = 0;
-        int used = 0, budget;
-        bool cut = false, room = true;
-        char buf[4];
+        char buf[GLYPHS_ASCII_MAX];
         if (dstlen == 0)
                 return -ENOBUFS;
         dst[0] = '\0';
         if (columns < 0)
                 columns = 0;
         budget = columns;
-        if ((flags & TEXT_FIT_ELLIPSIS) && text_width(src) > (size_t)columns)
-                budget = columns - 1; /* keep a column for the ellipsis */
+        if (mark_w > columns)
+                flags &= ~(unsigned)TEXT_FIT_ELLIPSIS; /* no room for the mark: just cut */
+        if ((flags & TEXT_FIT_ELLIPSIS) && drawn_width(src, ascii) > (size_t)columns)
+                budget = columns - mark_w; /* keep room for the ellipsis */
         while (src[i] && room) {
-                size_t start = i;
+                size_t start = i, n;
                 uint32_t cp = next_cp(src, &i);
-                int w = safetext_cpwidth(cp);
+                int w;
+                const char *bytes = drawn(src, start, i, cp, ascii, buf, &n, &w);
                 if (used + w > budget) {
                         cut = true;
                         break;
                 }
-                if (cp == REPLACEMENT)
-                        room = fit_put(dst, dstlen, &len, buf, safetext_utf8_encode(cp, buf));
-                else
-                        room = fit_put(dst, dstlen, &len, src + start, i - start);
+                room = fit_put(dst, dstlen, &len, bytes, n);
                 used += room ? w : 0;
         }
-        if (cut && (flags & TEXT_FIT_ELLIPSIS) && columns > 0 && room)
-                used += (room = fit_put(dst, dstlen, &len, "\u2026", 3)) ? 1 : 0;
+        if (cut && (flags & TEXT_FIT_ELLIPSIS) && room)
+                used += (room = fit_put(dst, dstlen, &len, mark, strlen(mark))) ? mark_w : 0;
         while ((flags & TEXT_FIT_PAD) && used < columns && room)
                 used += (room = fit_put(dst, dstlen, &len, " ", 1)) ? 1 : 0;
         return room ? used : -ENOBUFS;
@@ -289,4 +340,9 @@ const char *text_lines_get(const struct text_lines *tl, size_t i)
 uint64_t text_lines_total(const struct text_lines *tl)
 {
         return tl->total;
+}
+
+uint64_t text_lines_dropped(const struct text_lines *tl)
+{
+        return tl->total - tl->count;
 }

@@ -15,6 +15,9 @@
 enum {
         TEXT_FIT_ELLIPSIS = 1 << 0, /* end a cut string with "…" (1 column) */
         TEXT_FIT_PAD = 1 << 1,      /* pad with spaces to exactly `columns` */
+        TEXT_FIT_ASCII = 1 << 2,    /* for a non-UTF-8 terminal: every character as its
+                                       ASCII stand-in (tui/glyphs.h), measured as such, and
+                                       "..." (3 columns) as the ellipsis */
 };
 
 /* Display width of a NUL-terminated string, in terminal columns. Invalid
@@ -31,6 +34,10 @@ size_t text_width(const char *utf8);
  * -ENOBUFS when `dst` was too small (the result is then still valid UTF-8,
  * cut at a character boundary). */
 int text_fit(char *dst, size_t dstlen, const char *src, int columns, unsigned flags);
+
+/* True when `needle` occurs in `hay`, ASCII letters compared case-blind
+ * (no locale); "" occurs everywhere. */
+bool text_contains(const char *hay, const char *needle);
 
 /* One wrapped line: `len` bytes of the wrapped string from byte `start`. */
 struct text_span {
@@ -74,5 +81,9 @@ const char *text_lines_get(const struct text_lines *tl, size_t i);
 
 /* Lines completed since the start, including those the ring dropped. */
 uint64_t text_lines_total(const struct text_lines *tl);
+
+/* Lines the ring dropped: line 0 of text_lines_get is the stream's line
+ * text_lines_dropped() + 1, counting from 1. */
+uint64_t text_lines_dropped(const struct text_lines *tl);
 
 #endif

@@ -10,23 +10,7 @@ KEY=sk-fake-test-key-4242
 
 ev() { events_eval "$@"; }
 
-# session NAME: serves $WORK/NAME.script, runs one session against it;
-# events in $WORK/NAME.jsonl, requests in $WORK/NAME.log, status in $rc
-session() {
-        local name=$1 port
-        shift
-        "$T_PY" "$TOP/tests/fake_openai.py" --script "$WORK/$name.script" --log "$WORK/$name.log" \
-                --expect-key "$KEY" --ignore-stdin >"$WORK/$name.port" 2>"$WORK/$name.srv" &
-        local srv=$!
-        for _ in $(seq 100); do grep -q PORT "$WORK/$name.port" 2>/dev/null && break; sleep 0.05; done
-        port=$(awk '/PORT/ { print $2 }' "$WORK/$name.port")
-        PROCTOR_API_KEY=$KEY "$PROCTOR" run --json --mode local --model openai:fake-model \
-                --base-url "http://127.0.0.1:$port/v1" --workspace "$WORK" \
-                --trace "$WORK/$name.trace" "$@" "please work" >"$WORK/$name.jsonl" 2>"$WORK/$name.err"
-        rc=$?
-        kill $srv 2>/dev/null
-        wait $srv 2>/dev/null
-}
+. "$(dirname "$0")/openai_session.sh"
 
 # a streamed turn with two tool calls split into 3-character chunks, then an answer
 cat >"$WORK/ok.script" <<'EOF'

@@ -172,7 +172,8 @@ $T send-keys -t a Tab Right
 expect_screen a "\[x\] local" "an arrow on the mode cards flips"
 $T send-keys -t a Space
 expect_screen a "\[x\] sandbox" "space flips back"
-$T send-keys -t a Tab F2
+$T send-keys -t a Escape
+$T send-keys -t a F2
 expect_screen a "\[x\] local" "F2 flips from the prompt"
 expect_screen a "mode from  the setup screen \(F2\)" "the flip is named"
 $T send-keys -t a F2
@@ -308,6 +309,72 @@ $T send-keys -t u Tab Tab Up
 $T send-keys -t u k
 expect_screen u "not running" "k on an ended execution says it is not running"
 check "no kill dialog for it" sh -c "! $T capture-pane -p -t u | grep -q 'Kill execution'"
+# mouse capture off and on, for copying with the terminal's own selection
+check "the supervisor captures the mouse" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 1"
+$T send-keys -t u F12
+expect_screen u "mouse capture off" "F12 gives the mouse back"
+check "the terminal has the mouse again" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 0"
+$T send-keys -t u F12
+expect_screen u "mouse capture on" "a second F12 takes it again"
+check "captured again" sh -c "$T display -p -t u '#{mouse_any_flag}' | grep -qx 1"
 $T send-keys -t u q
 expect_screen u "EXITED 0" "quit after the queue"
+expect_screen u "proctor: session trace: .*\.jsonl" "the trace is named at exit"
+
+# the setup screen's limits: Tab to them, arrows pick and step presets,
+# and the session's executions get them
+cat >"$WORK/s/lim.jsonl" <<'EOF'
+{"content": "Limits?", "tool_calls": [{"name": "bash", "arguments": {"command": "ulimit -t"}}]}
+{"content": "Limits shown."}
+EOF
+start l 120x40 "$PROCTOR --mode sandbox --memory 300M --trace $WORK/lim.trace --model script:$WORK/s/lim.jsonl"
+expect_screen l "limits     memory 300M  cpu 5.0s  timeout 2m00s  pids 128  workspace rw" \
+        "the limits line shows the starting values"
+$T send-keys -t l Tab Tab
+expect_screen l "memory \[300M\]" "Tab twice gives the limits the keys"
+$T send-keys -t l Up
+expect_screen l "memory \[512M\]" "Up steps to the next preset"
+$T send-keys -t l Right Down Down
+expect_screen l "cpu \[1.0s\]" "Right picks the CPU limit, Down steps it"
+$T send-keys -t l Right Right Down
+expect_screen l "pids \[64\]" "the pids limit"
+$T send-keys -t l Right Up
+expect_screen l "workspace \[ro\]" "the workspace mode"
+expect_screen l "workspace  .* \(ro\)" "the workspace line follows"
+expect_screen l "bounds .*2.0G memory across sandboxes" "the memory budget follows the memory limit"
+$T send-keys -t l Tab
+$T send-keys -t l -l "go"
+$T send-keys -t l Enter
+expect_screen l "Limits shown" "the session runs" 10
+lim=$(json_field session.start limits <"$WORK/lim.trace")
+expect_match "the session starts with the edited memory limit" '"memory_bytes": 536870912' "$lim"
+expect_match "and the edited CPU limit" '"cpu_ms": 1000' "$lim"
+expect_match "and the edited pids limit" '"pids": 64' "$lim"
+expect_eq "and the edited workspace mode" ro "$(json_field session.start workspace_mode <"$WORK/lim.trace")"
+expect_eq "the sandbox got the CPU limit" 1 "$(json_field tool.result output <"$WORK/lim.trace" | tr -d '[:space:]')"
+$T send-keys -t l q
+expect_screen l "EXITED 0" "quit after the limits"
+
+# replay: seek and speed
+cat >"$WORK/s/paced.jsonl" <<'EOF'
+{"content": "One.", "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo paced-one"}}]}
+{"content": "Two.", "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 3; echo paced-two"}}]}
+{"content": "paced done"}
+EOF
+"$PROCTOR" run --model "script:$WORK/s/paced.jsonl" --trace "$WORK/paced.trace" "pace" >/dev/null 2>&1
+start rp 160x48 "$PROCTOR replay --speed 0.25 $WORK/paced.trace"
+expect_screen rp "bash: sleep 3; echo pace" "the replay starts"
+expect_screen rp "REPLAY [0-9.ms]+/[0-9.ms]+: space pause" "the status shows where the replay is"
+$T send-keys -t rp Right
+expect_screen rp "paced done" "Right seeks forward, past the end at a quarter speed" 3
+expect_screen rp "REPLAY +completed" "to the recorded final state"
+$T send-keys -t rp Left Left
+expect_screen rp "replay at 0ms of" "Left seeks back to the start"
+check "back at the start, the later calls are gone" sh -c "! $T capture-pane -p -t rp | grep -q 'paced-two'"
+$T send-keys -t rp +
+expect_screen rp "replay speed: x0.5" "+ doubles the speed"
+$T send-keys -t rp - -
+expect_screen rp "replay speed: x0.125" "- halves it"
+$T send-keys -t rp q
+expect_screen rp "EXITED 0" "quit the replay"
 finish

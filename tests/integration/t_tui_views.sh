@@ -153,7 +153,7 @@ start r 160x48 "$PROCTOR replay --speed 0.5 $WORK/paced.jsonl"
 expect_screen r "REPLAY +running" "the replay starts, showing the recorded state"
 expect_screen r "bash: sleep 2; echo pace" "the replayed call shows"
 $T send-keys -t r Space
-expect_screen r "REPLAY paused" "space pauses the replay"
+expect_screen r "REPLAY [0-9.ms]+\/[0-9.ms]+ paused" "space pauses the replay"
 sleep 4.5 # at half speed the next call would be on screen by now
 check "paused, the replay holds still" sh -c "! $T capture-pane -p -t r | grep -q 'echo paced-two'"
 for i in $(seq 40); do

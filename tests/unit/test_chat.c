@@ -355,7 +355,7 @@ static void test_missing_ids_and_indices(void **state)
         struct chat_stream *s = chat_stream_new(NULL, NULL);
         struct chat_message m;
 
-        /* No ids at all (some local servers): "call_<index>". */
+        /* No ids at all (some local servers): made-up ones, all different. */
         chunk_ok(s, "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
                     "{\"index\":0,\"function\":{\"name\":\"read\",\"arguments\":\"{}\"}},"
                     "{\"index\":1,\"function\":{\"name\":\"bash\",\"arguments\":\"{\"}}]}}]}");
@@ -368,9 +368,10 @@ static void test_missing_ids_and_indices(void **state)
                     "{\"index\":2,\"id\":\"call_late\",\"function\":{\"arguments\":\"{}\"}}]}}]}");
         chat_stream_take(s, &m);
         assert_int_equal(m.ncalls, 3);
-        assert_string_equal(m.calls[0].id, "call_0");
+        assert_memory_equal(m.calls[0].id, "call_p", 6);
         assert_string_equal(m.calls[0].name, "read");
-        assert_string_equal(m.calls[1].id, "call_1");
+        assert_memory_equal(m.calls[1].id, "call_p", 6);
+        assert_string_not_equal(m.calls[0].id, m.calls[1].id);
         assert_string_equal(m.calls[1].arguments, "{}");
         assert_string_equal(m.calls[2].id, "call_late");
         assert_string_equal(m.calls[2].name, "edit");
@@ -398,6 +399,134 @@ static void test_missing_ids_and_indices(void **state)
         /* Arguments sent as an object are taken as its JSON text. */
         assert_string_equal(m.calls[1].arguments, "{\"command\":\"ls\"} ");
         chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+/* Ids made up for a server that sends none differ across messages too:
+ * two turns' "call_0" would give the model two results for one call. */
+static void test_generated_ids_unique_across_turns(void **state)
+{
+        static const char one[] = "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":["
+                                  "{\"index\":0,\"function\":{\"name\":\"read\",\"arguments\":"
+                                  "\"{}\"}}]}}]}";
+        struct chat_message m1, m2;
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+
+        chunk_ok(s, one);
+        chat_stream_take(s, &m1);
+        chat_stream_free(s);
+        s = chat_stream_new(NULL, NULL);
+        chunk_ok(s, one);
+        chat_stream_take(s, &m2);
+        assert_int_equal(m1.ncalls, 1);
+        assert_int_equal(m2.ncalls, 1);
+        assert_string_not_equal(m1.calls[0].id, m2.calls[0].id);
+        chat_message_free(&m1);
+        chat_message_free(&m2);
+        chat_stream_free(s);
+}
+
+/* Parallel calls with neither index nor id: a new name after a call that
+ * has its name and arguments starts the next call. */
+static void test_parallel_calls_without_index_or_id(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"read\","
+                    "\"arguments\":\"\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":"
+                    "\"{\\\"path\\\":\\\"a\\\"}\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"bash\","
+                    "\"arguments\":\"{\\\"command\\\"\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":"
+                    "\":\\\"ls\\\"}\"}}]}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"read\","
+                    "\"arguments\":\"{\\\"path\\\":\\\"b\\\"}\"}}]}}]}");
+        chat_stream_take(s, &m);
+        assert_int_equal(m.ncalls, 3);
+        assert_string_equal(m.calls[0].name, "read");
+        assert_string_equal(m.calls[0].arguments, "{\"path\":\"a\"}");
+        assert_string_equal(m.calls[1].name, "bash");
+        assert_string_equal(m.calls[1].arguments, "{\"command\":\"ls\"}");
+        assert_string_equal(m.calls[2].name, "read");
+        assert_string_equal(m.calls[2].arguments, "{\"path\":\"b\"}");
+        assert_string_not_equal(m.calls[0].id, m.calls[2].id);
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+/* U+1F389 is \uD83C\uDF89: cut between the halves, as mock-llm does. */
+static void test_surrogate_pair_split_across_chunks(void **state)
+{
+        struct deltas d = {0};
+        struct chat_stream *s = chat_stream_new(on_delta, &d);
+        struct chat_message m;
+
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\"party \\uD83C\"}}]}");
+        chunk_ok(s, "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"\\uDF89 time\"}}]}");
+        /* a whole pair in one chunk, in lower case, stays as it is */
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\" \\ud83c\\udf89\"}}]}");
+        /* halves that pair with nothing are replaced, not fatal */
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\" \\uDF89\\uD83Cx \\\\uD83C\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "party \xF0\x9F\x8E\x89 time \xF0\x9F\x8E\x89 "
+                                       "\xEF\xBF\xBD\xEF\xBF\xBDx \\uD83C");
+        assert_string_equal(d.text, m.content);
+        chat_message_free(&m);
+
+        /* a held half with no partner in the next chunk is dropped */
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\"a\\uD83C\"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\"b\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "ab");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+/* Content as an array of parts; a refusal is the answer. */
+static void test_content_parts_and_refusal(void **state)
+{
+        struct deltas d = {0};
+        struct chat_stream *s = chat_stream_new(on_delta, &d);
+        struct chat_message m;
+
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"one \"},"
+                    "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x\"}},"
+                    "{\"type\":\"text\",\"text\":\"two\"}]}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "one two");
+        assert_false(m.refusal);
+        chat_message_free(&m);
+
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":null,\"refusal\":\"I can't \"}}]}");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"refusal\":\"help with that.\"},"
+                    "\"finish_reason\":\"stop\"}]}");
+        assert_string_equal(chat_stream_finish_reason(s), "stop");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "I can't help with that.");
+        assert_true(m.refusal);
+        assert_string_equal(m.finish_reason, "stop");
+        assert_string_equal(d.text, "one twoI can't help with that.");
+        chat_message_free(&m);
+        assert_null(chat_stream_finish_reason(s));
+        chat_stream_free(s);
+}
+
+/* An "error" payload is kept for its code until the next chunk. */
+static void test_error_payload_kept(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        char err[128];
+
+        assert_int_equal(
+            chunk(s, "{\"error\":{\"message\":\"slow down\",\"code\":429}}", err, sizeof(err)),
+            -EBADMSG);
+        assert_string_equal(err, "slow down");
+        assert_non_null(chat_stream_error(s));
+        assert_int_equal(json_integer_value(json_object_get(chat_stream_error(s), "code")), 429);
+        assert_int_equal(chunk(s, "{nope", err, sizeof(err)), -EBADMSG);
+        assert_null(chat_stream_error(s));
         chat_stream_free(s);
 }
 
@@ -575,6 +704,11 @@ int main(void)
             cmocka_unit_test(test_invalid_json),
             cmocka_unit_test(test_arguments_kept_verbatim),
             cmocka_unit_test(test_missing_ids_and_indices),
+            cmocka_unit_test(test_generated_ids_unique_across_turns),
+            cmocka_unit_test(test_parallel_calls_without_index_or_id),
+            cmocka_unit_test(test_surrogate_pair_split_across_chunks),
+            cmocka_unit_test(test_content_parts_and_refusal),
+            cmocka_unit_test(test_error_payload_kept),
             cmocka_unit_test(test_calls_in_index_order),
             cmocka_unit_test(test_unknown_fields_and_empty_choices),
             cmocka_unit_test(test_message_json_round_trip),

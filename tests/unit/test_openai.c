@@ -161,10 +161,11 @@ struct t {
         struct fake fake;
         struct provider_config cfg;
         char url[64];
+        const char *base_path; /* what follows host:port in the base URL; NULL: "/v1" */
         struct provider *p;
 
-        char deltas[8192];
-        size_t dlen, ndeltas;
+        char deltas[8192]; /* what was streamed, less what was taken back */
+        size_t dlen, ndeltas, discarded, ndiscards;
         struct err_rec errs[8];
         int nerr;
         struct chat_message *msg;
@@ -277,7 +278,18 @@ static void on_error(const char *message, int http_status, int64_t retry_in_ms, 
         }
 }
 
-static const struct provider_callbacks callbacks = {on_delta, on_message, on_error};
+static void on_discard(size_t bytes, void *ud)
+{
+        struct t *t = ud;
+
+        assert_true(bytes > 0 && bytes <= t->dlen);
+        t->dlen -= bytes;
+        t->deltas[t->dlen] = '\0';
+        t->discarded += bytes;
+        t->ndiscards++;
+}
+
+static const struct provider_callbacks callbacks = {on_delta, on_message, on_error, on_discard};
 
 static void on_guard(uv_timer_t *h)
 {
@@ -303,7 +315,8 @@ static void start(struct t *t, const char *script)
         char err[256] = "";
 
         fake_start(&t->fake, script);
-        snprintf(t->url, sizeof(t->url), "http://127.0.0.1:%d/v1", t->fake.port);
+        snprintf(t->url, sizeof(t->url), "http://127.0.0.1:%d%s", t->fake.port,
+                 t->base_path != NULL ? t->base_path : "/v1");
         t->cfg.base_url = t->url;
         assert_int_equal(
             provider_openai_open(&t->loop, "gpt-test", &t->cfg, &t->p, err, sizeof(err)), 0);
@@ -442,10 +455,49 @@ static void test_key_from_environment(void **state)
         unsetenv("OPENAI_API_KEY");
         unsetenv("HF_TOKEN");
         struct provider *p = NULL;
+        t->cfg.base_url = "https://models.example.invalid/v1";
         assert_int_equal(provider_openai_open(&t->loop, "m", &t->cfg, &p, err, sizeof(err)),
                          -ENOKEY);
         assert_null(p);
-        assert_string_equal(err, "no API key: set PROCTOR_API_KEY (or OPENAI_API_KEY / HF_TOKEN)");
+        assert_non_null(
+            strstr(err, "no API key: set PROCTOR_API_KEY (or OPENAI_API_KEY / HF_TOKEN)"));
+}
+
+/* A server on this machine needs no key: without one, no Authorization
+ * header at all (the fake expects a key, so it answers 401 and logs the
+ * header as missing). Elsewhere a key is still required. */
+static void test_keyless_local_server(void **state)
+{
+        static const char *const local[] = {"http://localhost:1/v1", "http://127.0.0.2:8/v1",
+                                            "http://[::1]:8080/v1"};
+        static const char *const remote[] = {"http://127.0.0.1.example.com/v1",
+                                             "http://localhostx/v1", "http://u@evil/127.0.0.1"};
+        struct t *t = *state;
+        struct provider *p = NULL;
+        char err[256] = "";
+        size_t i;
+
+        t->cfg.api_key = NULL;
+        unsetenv("PROCTOR_API_KEY");
+        unsetenv("OPENAI_API_KEY");
+        unsetenv("HF_TOKEN");
+        ask_and_wait(t, "{\"content\": \"never\"}\n", 10000);
+        assert_int_equal(t->nerr, 1);
+        assert_int_equal(t->errs[0].status, 401);
+        assert_int_equal(log_count(&t->fake, "\"auth\": \"missing\""), 1);
+        for (i = 0; i < sizeof(local) / sizeof(local[0]); i++) {
+                t->cfg.base_url = local[i];
+                assert_int_equal(provider_openai_open(&t->loop, "m", &t->cfg, &p, err, sizeof(err)),
+                                 0);
+                provider_free(p);
+        }
+        for (i = 0; i < sizeof(remote) / sizeof(remote[0]); i++) {
+                t->cfg.base_url = remote[i];
+                p = NULL;
+                assert_int_equal(provider_openai_open(&t->loop, "m", &t->cfg, &p, err, sizeof(err)),
+                                 -ENOKEY);
+                assert_null(p);
+        }
 }
 
 /* Where a call goes when no base URL is configured, seen through a proxy
@@ -496,8 +548,7 @@ static void test_500_then_success(void **state)
         assert_false(t->errs[0].final);
         assert_int_equal(t->errs[0].status, 500);
         assert_int_equal(t->errs[0].retry_in_ms, 20);
-        assert_non_null(strstr(t->errs[0].msg, "HTTP 500: fake: HTTP 500"));
-        assert_non_null(strstr(t->errs[0].msg, "retrying"));
+        assert_string_equal(t->errs[0].msg, "HTTP 500: fake: HTTP 500 (attempt 1 of 4)");
         assert_non_null(t->msg);
         assert_string_equal(t->msg->content, "recovered");
         assert_int_equal(log_count(&t->fake, "\"event\": \"request\""), 2);
@@ -557,11 +608,14 @@ static void test_drop_mid_stream_retried(void **state)
         assert_false(t->errs[0].final);
         assert_int_equal(t->errs[0].status, 0);
         assert_non_null(strstr(t->errs[0].msg, "connection dropped mid-stream"));
-        assert_non_null(strstr(t->errs[0].msg, "retrying; partial output discarded"));
+        assert_non_null(strstr(t->errs[0].msg, "(attempt 1 of 4)"));
         assert_non_null(t->msg);
         assert_string_equal(t->msg->content, "second try");
-        /* The cut attempt's deltas went out before the failure. */
-        assert_string_equal(t->deltas, "first trsecond try");
+        /* The cut attempt's deltas went out before the failure; the retry,
+         * which differs from the first byte, took them back. */
+        assert_int_equal(t->ndiscards, 1);
+        assert_int_equal(t->discarded, strlen("first tr"));
+        assert_string_equal(t->deltas, "second try");
 }
 
 static void test_malformed_sse_is_final(void **state)
@@ -591,7 +645,8 @@ static void test_stall_idle_timeout(void **state)
                 assert_false(t->errs[i].final);
                 assert_non_null(strstr(t->errs[i].msg, "stalled stream: no data from the server "
                                                        "for 300 ms"));
-                assert_non_null(strstr(t->errs[i].msg, "partial output discarded"));
+                assert_non_null(
+                    strstr(t->errs[i].msg, i == 0 ? "(attempt 1 of 3)" : "(attempt 2 of 3)"));
         }
         assert_int_equal(t->errs[0].retry_in_ms, 20);
         assert_int_equal(t->errs[1].retry_in_ms, 40);
@@ -628,6 +683,285 @@ static void test_key_redacted_from_server_text(void **state)
         assert_true(t->errs[0].final);
         assert_int_equal(t->errs[0].status, 400);
         assert_string_equal(t->errs[0].msg, "HTTP 400: bad (got Bearer [redacted])");
+}
+
+/* No 8-character prefix of the key in any message (any longer one holds
+ * it). */
+static void assert_no_key_prefix(const struct t *t)
+{
+        int i;
+
+        for (i = 0; i < t->nerr; i++)
+                assert_null(strstr(t->errs[i].msg, "sk-test-"));
+}
+
+/* A server that echoes "Bearer KEY" in its error text, with the key
+ * starting near the 300-character cut: before it, across it, after it. */
+static void test_key_redacted_around_the_cut(void **state)
+{
+        struct t *t = *state;
+        int i;
+
+        t->cfg.retries = 5;
+        ask_and_wait(t,
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 280}\n"
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 290}\n"
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 295}\n"
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 299}\n"
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 300}\n"
+                     "{\"fault\": \"http_500\", \"echo_key_at\": 10}\n",
+                     20000);
+        assert_int_equal(t->nerr, 6);
+        assert_true(t->errs[5].final);
+        assert_no_key_prefix(t);
+        /* the text is cut, but the mark shows where the key was */
+        assert_non_null(strstr(t->errs[0].msg, "Bearer [redacted]"));
+        assert_non_null(strstr(t->errs[5].msg, "Bearer [redacted] and more"));
+        /* the server's text is cut after 300 characters */
+        for (i = 0; i < 6; i++)
+                assert_true(strlen(strstr(t->errs[i].msg, ": ")) <= 2 + 300 + 40);
+}
+
+/* A key pasted with its newline: the header carries it trimmed (the fake
+ * accepts it) and what is redacted is what was sent. */
+static void test_key_with_trailing_newline(void **state)
+{
+        struct t *t = *state;
+
+        t->cfg.api_key = KEY "\n";
+        ask_and_wait(t, "{\"fault\": \"http_400\", \"message\": \"bad\", \"echo_key\": true}\n",
+                     10000);
+        assert_int_equal(log_count(&t->fake, "\"auth\": \"ok\""), 1);
+        assert_int_equal(t->nerr, 1);
+        assert_string_equal(t->errs[0].msg, "HTTP 400: bad (got Bearer [redacted])");
+        assert_int_equal(provider_key_length(KEY "\r\n"), strlen(KEY));
+}
+
+/* A stream that stops with neither a finish_reason nor [DONE] was cut;
+ * so was one that is only [DONE]. Both are retried. */
+static void test_unfinished_streams_retried(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"content\": \"half an ans\", \"no_finish\": true, \"no_done\": true}\n"
+                     "{\"raw\": \"data: [DONE]\\n\\n\"}\n"
+                     "{\"content\": \"half an answer, whole\"}\n",
+                     10000);
+        assert_int_equal(t->nerr, 2);
+        assert_false(t->errs[0].final);
+        assert_non_null(strstr(t->errs[0].msg, "the stream ended before the answer did"));
+        assert_false(t->errs[1].final);
+        assert_non_null(strstr(t->errs[1].msg, "[DONE] and no answer"));
+        assert_non_null(t->msg);
+        assert_string_equal(t->msg->content, "half an answer, whole");
+        assert_string_equal(t->msg->finish_reason, "stop");
+        /* the retry's text matched what was shown: nothing twice */
+        assert_string_equal(t->deltas, "half an answer, whole");
+        assert_int_equal(t->ndiscards, 0);
+}
+
+/* A retried answer that matches only in part: the rest is taken back,
+ * at a character boundary (the two answers differ inside "é"/"è"). */
+static void test_retry_takes_back_what_differs(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"fault\": \"drop_mid_stream\", \"content\": \"caf\\u00e9 au lait\", "
+                     "\"chunk_size\": 5}\n"
+                     "{\"content\": \"caf\\u00e8\", \"chunk_size\": 2}\n",
+                     10000);
+        assert_non_null(t->msg);
+        assert_string_equal(t->msg->content, "caf\xC3\xA8");
+        assert_int_equal(t->ndiscards, 1);
+        assert_string_equal(t->deltas, "caf\xC3\xA8");
+        /* "café au la" was shown; from "é" on it is taken back */
+        assert_int_equal(t->discarded, strlen("\xC3\xA9 au la"));
+}
+
+/* retry-after-ms wins over Retry-After, in either order. */
+static void test_retry_after_ms(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"fault\": \"http_429\", \"retry_after\": 30, \"headers\": "
+                     "{\"retry-after-ms\": \"150\"}}\n"
+                     "{\"content\": \"ok\"}\n",
+                     10000);
+        assert_int_equal(t->nerr, 1);
+        assert_int_equal(t->errs[0].retry_in_ms, 150);
+        assert_non_null(t->msg);
+}
+
+/* Hugging Face's 503 for a model still loading: waited for as long as
+ * it says, using no attempt (none are left here), within the budget for
+ * the whole call (1 s here); then it is final. */
+static void test_model_loading_waits(void **state)
+{
+        static const char loading[] = "{\"fault\": \"http_503\", \"json_body\": {\"error\": "
+                                      "\"Model m is currently loading\", \"estimated_time\": "
+                                      "0.6}}\n";
+        struct t *t = *state;
+        char script[1024];
+
+        t->cfg.retries = 0;
+        t->cfg.loading_wait_ms = 1000;
+        snprintf(script, sizeof(script), "%s%s%s{\"content\": \"loaded\"}\n", loading, loading,
+                 loading);
+        start(t, script);
+        ask(t, NULL);
+        run(t, 10000);
+        assert_null(t->msg);
+        assert_int_equal(t->nerr, 3);
+        assert_false(t->errs[0].final);
+        assert_int_equal(t->errs[0].status, 503);
+        assert_int_equal(t->errs[0].retry_in_ms, 600);
+        assert_string_equal(t->errs[0].msg, "HTTP 503: Model m is currently loading (waiting for "
+                                            "the model to load)");
+        assert_false(t->errs[1].final);
+        assert_int_equal(t->errs[1].retry_in_ms, 400);
+        assert_true(t->errs[2].final);
+        assert_non_null(strstr(t->errs[2].msg, "still loading after 1 s of waiting"));
+        assert_true(t->errs[2].at_ms - t->start_ms >= 1000);
+
+        /* a new call has the whole budget again, and the model is there */
+        t->nerr = 0;
+        ask(t, NULL);
+        run(t, 10000);
+        assert_int_equal(t->nerr, 0);
+        assert_non_null(t->msg);
+        assert_string_equal(t->msg->content, "loaded");
+}
+
+/* Out of quota is a 429 that waiting does not cure. */
+static void test_quota_429_is_final(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"fault\": \"http_429\", \"json_body\": {\"error\": {\"message\": \"You "
+                     "exceeded your current quota\", \"type\": \"insufficient_quota\", \"code\": "
+                     "\"insufficient_quota\"}}}\n{\"content\": \"never\"}\n",
+                     10000);
+        assert_int_equal(t->nerr, 1);
+        assert_true(t->errs[0].final);
+        assert_int_equal(t->errs[0].status, 429);
+        assert_non_null(strstr(t->errs[0].msg, "You exceeded your current quota"));
+        assert_non_null(strstr(t->errs[0].msg, "out of quota"));
+        assert_int_equal(log_count(&t->fake, "\"event\": \"request\""), 1);
+}
+
+/* Error events inside a 200 stream: their code decides, as a status would. */
+static void test_in_stream_errors(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"raw\": \"data: {\\\"error\\\": {\\\"message\\\": \\\"Rate limit "
+                     "reached\\\", \\\"code\\\": \\\"rate_limit_exceeded\\\"}}\\n\\n\"}\n"
+                     "{\"raw\": \"data: {\\\"error\\\": {\\\"message\\\": \\\"upstream "
+                     "failed\\\", \\\"code\\\": 500}}\\n\\n\"}\n"
+                     "{\"raw\": \"data: {\\\"error\\\": {\\\"message\\\": \\\"bad key\\\", "
+                     "\\\"type\\\": \\\"authentication_error\\\"}}\\n\\n\"}\n"
+                     "{\"content\": \"never\"}\n",
+                     10000);
+        assert_int_equal(t->nerr, 3);
+        assert_false(t->errs[0].final);
+        assert_int_equal(t->errs[0].status, 429);
+        assert_non_null(strstr(t->errs[0].msg, "the server reported an error (429): Rate limit"));
+        assert_false(t->errs[1].final);
+        assert_int_equal(t->errs[1].status, 500);
+        assert_true(t->errs[2].final);
+        assert_int_equal(t->errs[2].status, 401);
+        assert_null(t->msg);
+}
+
+static void expect_final_error(struct t *t, const char *script, const char *text)
+{
+        ask_and_wait(t, script, 10000);
+        assert_int_equal(t->nerr, 1);
+        assert_true(t->errs[0].final);
+        if (strstr(t->errs[0].msg, text) == NULL)
+                fail_msg("\"%s\" not in \"%s\"", text, t->errs[0].msg);
+}
+
+static void test_404_names_the_url(void **state)
+{
+        struct t *t = *state;
+        char url[128];
+
+        t->base_path = "";
+        expect_final_error(t, "{\"fault\": \"http_404\", \"message\": \"not here\"}\n",
+                           "usually answer under /v1");
+        snprintf(url, sizeof(url), "HTTP 404 from http://127.0.0.1:%d/chat/completions: not here",
+                 t->fake.port);
+        assert_non_null(strstr(t->errs[0].msg, url));
+}
+
+static void test_redirect_names_the_target(void **state)
+{
+        expect_final_error(*state,
+                           "{\"raw\": \"\", \"status\": 308, \"headers\": {\"Location\": "
+                           "\"https://api.example.com/v1/chat/completions\"}}\n",
+                           "HTTP 308: the server redirects to "
+                           "https://api.example.com/v1/chat/completions (proctor does not follow "
+                           "redirects: use --base-url https://api.example.com/v1)");
+}
+
+static void test_html_error_shows_the_status_line(void **state)
+{
+        struct t *t = *state;
+
+        t->cfg.retries = 0;
+        expect_final_error(
+            t, "{\"fault\": \"http_502\", \"body\": \"<html><body>nginx</body></html>\"}\n",
+            "HTTP 502 Bad Gateway");
+        assert_null(strstr(t->errs[0].msg, "html"));
+}
+
+static void test_error_message_beside_exception_name(void **state)
+{
+        struct t *t = *state;
+
+        expect_final_error(t,
+                           "{\"fault\": \"http_400\", \"json_body\": {\"error\": \"TypeError\", "
+                           "\"message\": \"Cannot read properties of undefined\"}}\n",
+                           "HTTP 400: Cannot read properties of undefined");
+}
+
+static void test_reset_connection_named(void **state)
+{
+        struct t *t = *state;
+
+        t->cfg.retries = 0;
+        expect_final_error(t, "{\"fault\": \"reset_mid_stream\"}\n",
+                           "connection reset by the server");
+}
+
+/* The body decides, not the label: SSE as application/json, JSON as
+ * text/plain. */
+static void test_mislabelled_answers(void **state)
+{
+        struct t *t = *state;
+
+        ask_and_wait(t,
+                     "{\"content\": \"sse labelled json\", \"content_type\": "
+                     "\"application/json\"}\n"
+                     "{\"content\": \"json labelled text\", \"no_stream\": true, "
+                     "\"content_type\": \"text/plain; charset=utf-8\"}\n",
+                     10000);
+        assert_non_null(t->msg);
+        assert_string_equal(t->msg->content, "sse labelled json");
+        chat_message_free(t->msg);
+        free(t->msg);
+        t->msg = NULL;
+        ask(t, NULL);
+        run(t, 10000);
+        assert_int_equal(t->nerr, 0);
+        assert_non_null(t->msg);
+        assert_string_equal(t->msg->content, "json labelled text");
 }
 
 static void test_invalid_json_arguments_verbatim(void **state)
@@ -748,6 +1082,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_request_body_and_headers, setup, teardown),
             cmocka_unit_test_setup_teardown(test_key_from_environment, setup, teardown),
             cmocka_unit_test_setup_teardown(test_default_base_urls, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_keyless_local_server, setup, teardown),
             cmocka_unit_test_setup_teardown(test_500_then_success, setup, teardown),
             cmocka_unit_test_setup_teardown(test_429_retry_after, setup, teardown),
             cmocka_unit_test_setup_teardown(test_429_retry_after_dates, setup, teardown),
@@ -756,6 +1091,21 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_stall_idle_timeout, setup, teardown),
             cmocka_unit_test_setup_teardown(test_401_is_final_at_once, setup, teardown),
             cmocka_unit_test_setup_teardown(test_key_redacted_from_server_text, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_key_redacted_around_the_cut, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_key_with_trailing_newline, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_unfinished_streams_retried, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_retry_takes_back_what_differs, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_retry_after_ms, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_model_loading_waits, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_quota_429_is_final, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_in_stream_errors, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_404_names_the_url, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_redirect_names_the_target, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_html_error_shows_the_status_line, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_error_message_beside_exception_name, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_reset_connection_named, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_mislabelled_answers, setup, teardown),
             cmocka_unit_test_setup_teardown(test_invalid_json_arguments_verbatim, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cancel_stalled_stream, setup, teardown),
             cmocka_unit_test_setup_teardown(test_free_inside_delta, setup, teardown),

@@ -15,6 +15,7 @@
 #include <wchar.h>
 
 #include "core/safetext.h"
+#include "tui/glyphs.h"
 #include "tui/text.h"
 
 #define FFFD "\xEF\xBF\xBD"
@@ -337,6 +338,48 @@ static void check_wrap(const char *s, int cols, const char *const *want, size_t 
                 check_wrap(s, cols, w_, sizeof w_ / sizeof w_[0]);                                 \
         } while (0)
 
+/* For a terminal whose locale is not UTF-8: only ASCII comes out, each
+ * stand-in measured as drawn, and the cut mark is "...". */
+static void test_fit_ascii(void **state)
+{
+        char out[64], g[GLYPHS_ASCII_MAX];
+        const char *bars = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
+        int w;
+
+        assert_true(glyphs_codeset_is_utf8("UTF-8"));
+        assert_true(glyphs_codeset_is_utf8("utf8"));
+        assert_false(glyphs_codeset_is_utf8("ANSI_X3.4-1968"));
+        assert_false(glyphs_codeset_is_utf8("ISO-8859-1"));
+        assert_false(glyphs_codeset_is_utf8(NULL));
+        /* nothing at all above 0x7f, whatever the code point */
+        for (uint32_t cp = 0x20; cp < 0x30000; cp++) {
+                size_t n = glyphs_ascii(cp, g);
+                assert_true(n < GLYPHS_ASCII_MAX);
+                assert_int_equal(strlen(g), n);
+                for (size_t k = 0; k < n; k++)
+                        assert_true((unsigned char)g[k] >= 0x20 && (unsigned char)g[k] < 0x7f);
+        }
+        w = text_fit(out, sizeof(out), bars, 20, TEXT_FIT_ASCII);
+        assert_int_equal(w, 8);
+        assert_string_equal(out, "_.-:=+*#");
+        /* wide characters keep their two columns, marks their none */
+        w = text_fit(out, sizeof(out), "\u5de5a\u0301\u2502", 20, TEXT_FIT_ASCII);
+        assert_string_equal(out, "??a|");
+        assert_int_equal(w, 4);
+        w = text_fit(out, sizeof(out), "abcdefghij", 8, TEXT_FIT_ASCII | TEXT_FIT_ELLIPSIS);
+        assert_string_equal(out, "abcde...");
+        assert_int_equal(w, 8);
+        /* a summary the model layer cut already: its ellipsis counts 3 */
+        w = text_fit(out, sizeof(out), "abcd\u2026", 6, TEXT_FIT_ASCII | TEXT_FIT_ELLIPSIS);
+        assert_string_equal(out, "abc...");
+        assert_int_equal(w, 6);
+        w = text_fit(out, sizeof(out), "abc", 2, TEXT_FIT_ASCII | TEXT_FIT_ELLIPSIS);
+        assert_string_equal(out, "ab");
+        w = text_fit(out, sizeof(out), "\xff\x1b", 9, TEXT_FIT_ASCII | TEXT_FIT_PAD);
+        assert_string_equal(out, "??       ");
+        assert_int_equal(w, 9);
+}
+
 static void test_wrap(void **state)
 {
         WRAP("hello world foo", 5, "hello", "world", "foo");
@@ -536,6 +579,7 @@ int main(void)
             cmocka_unit_test(test_widths),
             cmocka_unit_test(test_widths_match_libc),
             cmocka_unit_test(test_fit_exhaustive),
+            cmocka_unit_test(test_fit_ascii),
             cmocka_unit_test(test_wrap),
             cmocka_unit_test(test_lines_split_anywhere),
             cmocka_unit_test(test_lines_ring_keeps_tail),

@@ -228,6 +228,20 @@ static void test_nearest_16_and_8(void **state)
         assert_int_equal(color_to_8(0x1c1e22), 0);
         assert_int_equal(color_to_8(0x1a7f37), 2);
         assert_int_equal(color_to_8(0x859900), 3); /* olive is nearer yellow */
+        /* Soft reds and greens keep their hue: nearest by distance, #ff6b6b
+         * was grey and #5fd787 white, and outcomes lost their colour. */
+        assert_int_equal(color_to_8(0xff6b6b), 1);
+        assert_int_equal(color_to_8(0x5fd787), 2);
+        assert_int_equal(color_to_8(0xcf222e), 1);
+        assert_int_equal(color_to_8(0xffb454), 3);
+        assert_int_equal(color_to_8(0x5fa8e8), 6);
+        assert_int_equal(color_to_8(0x2f4f7a), 4);
+        assert_int_equal(color_to_8(0xc792ea), 5);
+        assert_int_equal(color_to_8(0x7a808a), 7);
+        assert_int_equal(color_to_16(0xff6b6b), 9);
+        assert_int_equal(color_to_16(0x5fd787), 2);
+        assert_int_equal(color_to_16(0x1a7f37), 2);
+        assert_int_equal(color_to_16(0x4a515c), 8);
         assert_int_equal(color_map(THEME_COLOR_DEFAULT, COLOR_256), -1);
         assert_int_equal(color_map(0x123456, COLOR_TRUE), 0x123456);
         assert_int_equal(color_map(0x123456, COLOR_MONO), -1);

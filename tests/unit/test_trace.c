@@ -371,9 +371,43 @@ static void test_write_errors_are_reported(void **state)
 
         assert_int_equal(trace_open("/dev/full", NULL, &t, err, sizeof(err)), 0);
         assert_int_equal(trace_status(t), 0);
+        assert_string_equal(trace_error(t), "");
         trace_event(ev, t);
         assert_int_equal(trace_status(t), -ENOSPC);
+        assert_non_null(strstr(trace_error(t), "trace /dev/full: No space left on device"));
         trace_close(t);
+        json_decref(ev);
+}
+
+/* A prepared trace makes its file at the first event, not before: a
+ * supervisor quit from its setup screen leaves none. Refusals that need no
+ * file still come at once. */
+static void test_prepared_trace_made_at_first_event(void **state)
+{
+        struct fixture *f = *state;
+        char err[512], link[160];
+        struct trace *t;
+        json_t *ev = json_pack("{s:I,s:s}", "seq", (json_int_t)1, "type", "session.start");
+        size_t len;
+        char *got;
+
+        assert_int_equal(trace_prepare(f->path, NULL, &t, err, sizeof(err)), 0);
+        assert_int_equal(access(f->path, F_OK), -1);
+        trace_close(t);
+        assert_int_equal(access(f->path, F_OK), -1);
+
+        assert_int_equal(trace_prepare(f->path, NULL, &t, err, sizeof(err)), 0);
+        trace_event(ev, t);
+        assert_int_equal(trace_status(t), 0);
+        trace_close(t);
+        got = slurp(f->path, &len);
+        assert_non_null(strstr(got, "\"type\":\"session.start\""));
+        free(got);
+
+        snprintf(link, sizeof(link), "%s/link.jsonl", f->dir);
+        assert_int_equal(symlink(f->path, link), 0);
+        assert_int_equal(trace_prepare(link, NULL, &t, err, sizeof(err)), -ELOOP);
+        assert_non_null(strstr(err, "symbolic link"));
         json_decref(ev);
 }
 
@@ -705,6 +739,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_one_complete_line_per_event, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_prepared_trace_made_at_first_event, setup,
+                                            teardown),
             cmocka_unit_test_setup_teardown(test_secret_fields_dropped, setup, teardown),
             cmocka_unit_test_setup_teardown(test_key_values_scrubbed, setup, teardown),
             cmocka_unit_test_setup_teardown(test_files_are_private, setup, teardown),

@@ -199,12 +199,15 @@ static void test_two_turn_session(void **state)
 
         feed(vm, 512, "turn.start", "{s:i}", "turn", 2);
         feed(vm, 700, "model.delta", "{s:s}", "text", "Thre");
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
-        assert_string_equal(viewmodel_entry(vm, 2)->text, "Thre");
+        /* the call shows inline after the message that asked for it */
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
+        assert_int_equal(viewmodel_entry(vm, 2)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 2)->call, 0);
+        assert_string_equal(viewmodel_entry(vm, 3)->text, "Thre");
         /* The final content replaces what was streamed. */
         feed(vm, 720, "model.message", "{s:s,s:[],s:{s:i,s:i}}", "content", "Three C files.",
              "tool_calls", "usage", "prompt_tokens", 150, "completion_tokens", 30);
-        e = viewmodel_entry(vm, 2);
+        e = viewmodel_entry(vm, 3);
         assert_string_equal(e->text, "Three C files.");
         assert_int_equal(e->len, strlen("Three C files."));
         assert_false(e->open);
@@ -227,7 +230,7 @@ static void test_two_turn_session(void **state)
         /* Late teardown events do not move the session's clock. */
         exec_create(vm, 800, 1, NULL);
         assert_int_equal(s->elapsed_ms, 735);
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
 }
 
 static void test_concurrent_calls(void **state)
@@ -437,12 +440,18 @@ static void test_interrupted_call(void **state)
         call_start(vm, 11, "quick", "read", "{\"path\":\"a.txt\"}");
         feed(vm, 20, "model.delta", "{s:s}", "text", "partial");
         feed(vm, 500, "operator.interrupt", "{s:i}", "turn", 3);
-        assert_int_equal(viewmodel_ntranscript(vm), 2);
-        e = viewmodel_entry(vm, 1);
+        /* each call inline where it came, then the text, then the interrupt */
+        assert_int_equal(viewmodel_ntranscript(vm), 4);
+        assert_int_equal(viewmodel_entry(vm, 0)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 0)->call, 0);
+        assert_int_equal(viewmodel_entry(vm, 1)->kind, VM_ENTRY_TOOL);
+        assert_int_equal(viewmodel_entry(vm, 1)->call, 1);
+        assert_string_equal(viewmodel_entry(vm, 1)->text, "");
+        e = viewmodel_entry(vm, 3);
         assert_int_equal(e->kind, VM_ENTRY_INTERRUPT);
         assert_int_equal(e->turn, 3);
         assert_string_equal(e->text, "operator interrupted turn 3");
-        assert_false(viewmodel_entry(vm, 0)->open); /* the stream it cut */
+        assert_false(viewmodel_entry(vm, 2)->open); /* the stream it cut */
         /* Still running until their results come. */
         assert_int_equal(call_by_id(vm, "slow")->state, VM_CALL_RUNNING);
         call_result(vm, 510, "slow", false, -1, 500);
@@ -509,29 +518,45 @@ static void test_errors_and_notes(void **state)
         feed(vm, 20, "model.error", "{s:s,s:i,s:i}", "message", "rate limited", "http_status", 429,
              "retry_in_ms", 2000);
         assert_int_equal(viewmodel_ntranscript(vm), 2);
-        assert_false(viewmodel_entry(vm, 0)->open);
+        assert_true(viewmodel_entry(vm, 0)->open);
         assert_string_equal(viewmodel_entry(vm, 0)->text, "I will");
         e = viewmodel_entry(vm, 1);
         assert_int_equal(e->kind, VM_ENTRY_ERROR);
         assert_string_equal(e->text, "rate limited");
         assert_int_equal(e->http_status, 429);
         assert_int_equal(e->retry_in_ms, 2000);
-        /* The retry streams into a new entry. */
-        feed(vm, 2100, "model.delta", "{s:s}", "text", "I will look");
-        assert_int_equal(viewmodel_ntranscript(vm), 3);
-        assert_string_equal(viewmodel_entry(vm, 2)->text, "I will look");
+        /* The retry goes on with the same message: past what was shown,
+         * after taking back what it does not keep. */
+        feed(vm, 2100, "model.discard", "{s:i}", "bytes", 1);
+        feed(vm, 2100, "model.delta", "{s:s}", "text", "l look");
+        assert_int_equal(viewmodel_ntranscript(vm), 2);
+        assert_string_equal(viewmodel_entry(vm, 0)->text, "I will look");
+        feed(vm, 2150, "model.delta", "{s:s}", "text", "\n");
         feed(vm, 2200, "model.error", "{s:s,s:i,s:i,s:b}", "message", "connection reset",
              "http_status", 0, "retry_in_ms", 0, "final", 1);
-        assert_string_equal(viewmodel_entry(vm, 3)->text, "connection reset");
-        assert_int_equal(viewmodel_entry(vm, 3)->retry_in_ms, -1);
-        assert_int_equal(viewmodel_entry(vm, 3)->http_status, 0);
+        assert_false(viewmodel_entry(vm, 0)->open);
+        /* an entry keeps its place: a new one for what follows */
+        feed(vm, 2250, "model.delta", "{s:s}", "text", "later");
+        feed(vm, 2260, "model.message", "{s:s,s:[],s:s,s:b}", "content", "later", "tool_calls",
+             "finish_reason", "length", "refusal", 0);
+        assert_int_equal(viewmodel_ntranscript(vm), 5);
+        assert_string_equal(viewmodel_entry(vm, 3)->text, "later");
+        assert_int_equal(viewmodel_entry(vm, 4)->kind, VM_ENTRY_NOTE);
+        assert_non_null(strstr(viewmodel_entry(vm, 4)->text, "token limit"));
+        feed(vm, 2270, "model.message", "{s:s,s:[],s:s,s:b}", "content", "I won't.", "tool_calls",
+             "finish_reason", "stop", "refusal", 1);
+        assert_int_equal(viewmodel_ntranscript(vm), 6);
+        assert_true(viewmodel_entry(vm, 5)->refusal);
+        assert_string_equal(viewmodel_entry(vm, 2)->text, "connection reset");
+        assert_int_equal(viewmodel_entry(vm, 2)->retry_in_ms, -1);
+        assert_int_equal(viewmodel_entry(vm, 2)->http_status, 0);
         feed(vm, 2300, "session.note", "{s:s}", "text", "mode: sandbox (cgroup v1)");
-        e = viewmodel_entry(vm, 4);
+        e = viewmodel_entry(vm, 6);
         assert_int_equal(e->kind, VM_ENTRY_NOTE);
         assert_string_equal(e->text, "mode: sandbox (cgroup v1)");
         /* A message with tool calls only adds no empty entry. */
         feed(vm, 2400, "model.message", "{s:n,s:[{s:s}]}", "content", "tool_calls", "id", "x");
-        assert_int_equal(viewmodel_ntranscript(vm), 5);
+        assert_int_equal(viewmodel_ntranscript(vm), 7);
 }
 
 static void test_malformed_ignored(void **state)
@@ -589,7 +614,7 @@ static void test_malformed_ignored(void **state)
         assert_int_equal(viewmodel_take_dirty(vm), 0);
         assert_int_equal(viewmodel_ncalls(vm), 1);
         assert_int_equal(viewmodel_nexecs(vm), 1);
-        assert_int_equal(viewmodel_ntranscript(vm), 0);
+        assert_int_equal(viewmodel_ntranscript(vm), 1); /* the call, inline */
         assert_int_equal(viewmodel_session(vm)->state, VM_RUNNING);
 
         /* Bad optional fields are skipped, the rest of the event is used. */
@@ -633,24 +658,34 @@ static void test_stats_ring(void **state)
         assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY);
         assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == 0.0f);
         assert_true(viewmodel_exec_sample(e, VM_HISTORY - 1)->cpu_pct == (float)(VM_HISTORY - 1));
+        assert_int_equal(viewmodel_exec_sample_span(e), 1);
+        /* Full: pairs merge, each bucket keeping the higher of the two, and
+         * the history still starts at the first sample. */
         for (i = VM_HISTORY; i < VM_HISTORY + 10; i++)
                 exec_stats(vm, 10 + i, 3, (double)i, i * 1000, (int)i % 7);
         e = exec_by_id(vm, 3);
-        assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY);
+        assert_int_equal(viewmodel_exec_nsamples(e), VM_HISTORY / 2 + 5);
+        assert_int_equal(viewmodel_exec_sample_span(e), 2);
         assert_int_equal(e->nsamples, VM_HISTORY + 10);
-        for (i = 0; i < VM_HISTORY; i++) {
+        for (i = 0; i < VM_HISTORY / 2 + 5; i++) {
                 const struct viewmodel_sample *s = viewmodel_exec_sample(e, i);
-                assert_true(s->cpu_pct == (float)(i + 10));
-                assert_int_equal(s->mem_bytes, (i + 10) * 1000);
-                assert_int_equal(s->pids, (i + 10) % 7);
+                size_t hi = 2 * i + 1;
+                assert_true(s->cpu_pct == (float)hi);
+                assert_int_equal(s->mem_bytes, hi * 1000);
+                assert_int_equal(s->pids, (uint32_t)((2 * i) % 7 > hi % 7 ? (2 * i) % 7 : hi % 7));
         }
-        assert_null(viewmodel_exec_sample(e, VM_HISTORY));
-        /* Many times round. */
+        assert_null(viewmodel_exec_sample(e, VM_HISTORY / 2 + 5));
+        assert_int_equal(viewmodel_exec_history_ms(e), VM_HISTORY + 9);
+        /* Many times over: still the whole life, in at most VM_HISTORY. */
         for (i = VM_HISTORY + 10; i < 1000; i++)
                 exec_stats(vm, 10 + i, 3, (double)i, i * 1000, 1);
         e = exec_by_id(vm, 3);
-        assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == (float)(1000 - VM_HISTORY));
-        assert_true(viewmodel_exec_sample(e, VM_HISTORY - 1)->cpu_pct == 999.0f);
+        assert_true(viewmodel_exec_nsamples(e) <= VM_HISTORY);
+        assert_true(viewmodel_exec_nsamples(e) > VM_HISTORY / 2);
+        assert_int_equal(viewmodel_exec_sample_span(e), 16);
+        assert_true(viewmodel_exec_sample(e, 0)->cpu_pct == 15.0f);
+        assert_true(viewmodel_exec_sample(e, viewmodel_exec_nsamples(e) - 1)->cpu_pct == 999.0f);
+        assert_int_equal(viewmodel_exec_history_ms(e), 999);
         assert_true(e->stats.cpu_pct == 999.0);
 }
 
@@ -673,7 +708,8 @@ static void test_generation(void **state)
         assert_true(call_by_id(vm, "c1")->gen == viewmodel_generation(vm));
         d = viewmodel_take_dirty(vm);
         assert_true(d & VM_DIRTY_CALLS);
-        assert_false(d & (VM_DIRTY_TRANSCRIPT | VM_DIRTY_EXECS));
+        assert_true(d & VM_DIRTY_TRANSCRIPT); /* it shows inline there too */
+        assert_false(d & VM_DIRTY_EXECS);
         g = viewmodel_generation(vm);
 
         call_start(vm, 6, "c1", "bash", "{\"command\":\"true\"}"); /* a duplicate */

@@ -874,6 +874,16 @@ int cgroup_read_stats(struct cgroup *cg, struct cgroup_stats *st)
         return 0;
 }
 
+/* One line of cgroup.procs: 1 if it named a pid that fn was called for. */
+static int procs_line(const char *line, void (*fn)(pid_t, void *), void *arg)
+{
+        uint64_t pid;
+        if (!parse_u64(line, &pid) || pid <= 1 || pid > INT_MAX || (pid_t)pid == getpid())
+                return 0;
+        fn((pid_t)pid, arg);
+        return 1;
+}
+
 /* Calls fn(pid, arg) for each pid listed in the group's cgroup.procs in
  * hierarchy i but proctor itself (and pid 1, which is never an execution's);
  * returns how many were listed (gone or not), or -errno. The list is read in
@@ -888,7 +898,6 @@ static int procs_each(const struct cgroup *cg, int i, void (*fn)(pid_t, void *),
         int listed = 0;
         size_t have = 0;
         ssize_t n;
-        uint64_t pid;
         do {
                 while ((n = read(fd, buf + have, sizeof buf - 1 - have)) < 0 && errno == EINTR)
                         ;
@@ -897,20 +906,12 @@ static int procs_each(const struct cgroup *cg, int i, void (*fn)(pid_t, void *),
                 char *line = buf, *nl;
                 for (; (nl = strchr(line, '\n')); line = nl + 1) {
                         *nl = '\0';
-                        if (parse_u64(line, &pid) && pid > 1 && pid <= INT_MAX &&
-                            (pid_t)pid != getpid()) {
-                                fn((pid_t)pid, arg);
-                                listed++;
-                        }
+                        listed += procs_line(line, fn, arg);
                 }
                 have = strlen(line); /* a partial line waits for the next chunk */
                 memmove(buf, line, have + 1);
         } while (n > 0 && have < sizeof buf - 1);
-        /* a last line without a newline */
-        if (parse_u64(buf, &pid) && pid > 1 && pid <= INT_MAX && (pid_t)pid != getpid()) {
-                fn((pid_t)pid, arg);
-                listed++;
-        }
+        listed += procs_line(buf, fn, arg); /* a last line without a newline */
         close(fd);
         return listed;
 }

@@ -661,31 +661,17 @@ int exec_kill(struct exec *e)
  * its pids limit or RLIMIT_NPROC well before this). */
 #define TREE_MAX 4096
 
-/* The pids listed in one /proc/PID/task/TID/children file, pushed on the
- * stack. */
-static void push_children(const char *path, pid_t *stack, int *top)
-{
-        char buf[1024];
-        long pid = -1;
-        ssize_t n;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+struct tree_stack {
+        pid_t pid[TREE_MAX];
+        int top;
+};
 
-        if (fd < 0)
-                return;
-        while ((n = read(fd, buf, sizeof(buf))) > 0) {
-                for (ssize_t i = 0; i < n; i++) {
-                        if (buf[i] >= '0' && buf[i] <= '9') {
-                                pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
-                        } else if (pid > 0) {
-                                if (*top < TREE_MAX)
-                                        stack[(*top)++] = (pid_t)pid;
-                                pid = -1;
-                        }
-                }
-        }
-        if (pid > 0 && *top < TREE_MAX)
-                stack[(*top)++] = (pid_t)pid;
-        close(fd);
+static void tree_push(pid_t pid, void *arg)
+{
+        struct tree_stack *st = arg;
+
+        if (st->top < TREE_MAX)
+                st->pid[st->top++] = pid;
 }
 
 /* Sends `sig` to every descendant of the init `root`, each before its
@@ -695,13 +681,14 @@ static void push_children(const char *path, pid_t *stack, int *top)
  * only their /proc entries, never the whole of /proc. Returns how many. */
 static int tree_signal(pid_t root, int sig)
 {
-        static pid_t stack[TREE_MAX];
+        static struct tree_stack st;
         char path[96];
-        int top = 0, sent = 0;
+        int sent = 0;
 
-        stack[top++] = root;
-        while (top > 0) {
-                pid_t p = stack[--top];
+        st.top = 0;
+        tree_push(root, &st);
+        while (st.top > 0) {
+                pid_t p = st.pid[--st.top];
                 struct dirent *de;
                 DIR *d;
                 if (p != root && kill(p, sig) == 0)
@@ -714,7 +701,7 @@ static int tree_signal(pid_t root, int sig)
                                 continue;
                         snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p,
                                  de->d_name);
-                        push_children(path, stack, &top);
+                        sandbox_children_each(path, tree_push, &st);
                 }
                 closedir(d);
         }

@@ -159,7 +159,10 @@ int exec_signal(struct exec *e, int sig);
 /* Pauses every process of the execution (*how, may be NULL, says how).
  * The wall clock keeps running: a paused execution still times out, and
  * exec_kill ends it as any other. -EALREADY when already paused, -ESRCH
- * as for exec_signal. */
+ * as for exec_signal. On cgroup v1 a frozen process cannot die until
+ * thawed: should proctor be killed by SIGKILL while an execution is
+ * frozen, its processes stay until the next engine starts, which reaps the
+ * groups of dead proctor processes (thaws and kills them). */
 int exec_pause(struct exec *e, enum exec_pause_how *how);
 /* Lets a paused execution go on (*how: how it had been paused).
  * -EALREADY when it is not paused, -ESRCH as for exec_signal. */

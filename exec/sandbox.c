@@ -1095,6 +1095,38 @@ static bool drain_pipe(int fd, int null_fd)
         }
 }
 
+int sandbox_children_each(const char *path, void (*fn)(pid_t, void *), void *arg)
+{
+        char buf[512];
+        long pid = -1;
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        /* pids separated by spaces; one may span two reads */
+        while ((n = read(fd, buf, sizeof(buf))) > 0) {
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] >= '0' && buf[i] <= '9') {
+                                pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+                        } else if (pid > 0) {
+                                fn((pid_t)pid, arg);
+                                pid = -1;
+                        }
+                }
+        }
+        if (pid > 0)
+                fn((pid_t)pid, arg);
+        close(fd);
+        return 0;
+}
+
+static void kill_child(pid_t pid, void *arg)
+{
+        (void)arg;
+        kill(pid, SIGKILL);
+}
+
 /* Kills every process of the execution but the init. A sandbox's init is
  * pid 1 of its namespace: kill(-1) reaches every other process in it and
  * nothing beyond. A local init is the subreaper of the command's tree:
@@ -1103,34 +1135,15 @@ static bool drain_pipe(int fd, int null_fd)
  * sessions the command made included. */
 static void kill_rest(bool isolate)
 {
-        char path[64], buf[512];
-        long pid = -1;
-        ssize_t n;
-        int fd;
+        char path[64];
 
         if (isolate) {
                 kill(-1, SIGKILL);
                 return;
         }
         snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
+        if (sandbox_children_each(path, kill_child, NULL) < 0)
                 kill(0, SIGKILL); /* no list of children: the group, this init too */
-                return;
-        }
-        while ((n = read(fd, buf, sizeof(buf))) > 0) {
-                for (ssize_t i = 0; i < n; i++) {
-                        if (buf[i] >= '0' && buf[i] <= '9') {
-                                pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
-                        } else if (pid > 0) {
-                                kill((pid_t)pid, SIGKILL);
-                                pid = -1;
-                        }
-                }
-        }
-        if (pid > 0)
-                kill((pid_t)pid, SIGKILL);
-        close(fd);
 }
 
 /* Milliseconds poll may sleep before the deadline (rounded up), -1: none. */
@@ -1172,9 +1185,11 @@ static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t
                         return true;
                 if (none_left)
                         return false;
+                /* orphans that came to us since */
                 if (timed_out)
-                        kill_rest(p->isolate); /* orphans that came to us since */
-                if (sfd < 0) {                 /* no signalfd: wait as before, output undrained */
+                        kill_rest(p->isolate);
+                /* no signalfd: wait as before, output undrained */
+                if (sfd < 0) {
                         pid_t w = waitpid(-1, status, 0);
                         if (w == cmd)
                                 return true;

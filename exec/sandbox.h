@@ -104,6 +104,11 @@ unsigned long sandbox_locked_flags(const char *path);
  * CPU time counts against the sandbox). 0 or -errno (the init is gone). */
 int sandbox_hand_over(int ctl_fd, int pipe_fd);
 
+/* Calls fn(pid, arg) for each pid that a /proc/PID/task/TID/children file
+ * lists; -errno when it cannot be opened. Raw syscalls only: an init uses
+ * it after clone. */
+int sandbox_children_each(const char *path, void (*fn)(pid_t, void *), void *arg);
+
 /* Reads one message; 1 when one was read, 0 at EOF, -errno on error. */
 int sandbox_msg_read(int fd, struct sandbox_msg *m);
 

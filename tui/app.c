@@ -437,10 +437,9 @@ void app_limit_text(const struct app *a, enum setup_limit which, char *out, size
                 fmt_bytes(out, len, l->memory_bytes);
                 break;
         case LIMIT_CPU:
-                fmt_ms(out, len, l->cpu_ms);
-                break;
-        case LIMIT_TIMEOUT:
-                fmt_ms(out, len, l->timeout_ms);
+        case LIMIT_TIMEOUT: /* in seconds, as the sandbox card says them */
+                snprintf(out, len, "%gs",
+                         (double)(which == LIMIT_CPU ? l->cpu_ms : l->timeout_ms) / 1000.0);
                 break;
         case LIMIT_PIDS:
                 snprintf(out, len, "%u", l->pids);

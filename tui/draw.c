@@ -604,6 +604,8 @@ int tui_bench_frames(struct viewmodel *vm, const struct tui_bench *b, uint64_t *
                         (uint64_t)(t1.tv_nsec - t0.tv_nsec);
         }
         detail_close(&a);
+        listview_free(&a.lists[PANE_TOOLS]);
+        listview_free(&a.lists[PANE_EXECS]);
         draw_forget(&a);
         endwin();
         delscreen(scr);

@@ -420,7 +420,11 @@ static void check_transcript(const struct viewmodel *vm, uint64_t gen)
         for (i = 0; i < n; i++) {
                 const struct viewmodel_entry *e = viewmodel_entry(vm, i);
                 if (e == NULL || e->text == NULL || e->text[e->len] != '\0' ||
-                    (unsigned)e->kind > VM_ENTRY_KILL || e->gen > gen)
+                    (unsigned)e->kind > VM_ENTRY_TOOL || e->gen > gen)
+                        abort();
+                /* a call inline: one that exists */
+                if (e->kind == VM_ENTRY_TOOL &&
+                    (e->call < 0 || (size_t)e->call >= viewmodel_ncalls(vm)))
                         abort();
                 if (e->open && (e->kind != VM_ENTRY_ASSISTANT || ++open > 1))
                         abort();

@@ -328,14 +328,14 @@ cat >"$WORK/s/lim.jsonl" <<'EOF'
 {"content": "Limits shown."}
 EOF
 start l 120x40 "$PROCTOR --mode sandbox --memory 300M --trace $WORK/lim.trace --model script:$WORK/s/lim.jsonl"
-expect_screen l "limits     memory 300M  cpu 5.0s  timeout 2m00s  pids 128  workspace rw" \
+expect_screen l "limits     memory 300M  cpu 5s  timeout 120s  pids 128  workspace rw" \
         "the limits line shows the starting values"
 $T send-keys -t l Tab Tab
 expect_screen l "memory \[300M\]" "Tab twice gives the limits the keys"
 $T send-keys -t l Up
 expect_screen l "memory \[512M\]" "Up steps to the next preset"
 $T send-keys -t l Right Down Down
-expect_screen l "cpu \[1.0s\]" "Right picks the CPU limit, Down steps it"
+expect_screen l "cpu \[1s\]" "Right picks the CPU limit, Down steps it"
 $T send-keys -t l Right Right Down
 expect_screen l "pids \[64\]" "the pids limit"
 $T send-keys -t l Right Up

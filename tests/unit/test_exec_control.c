@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -356,6 +357,89 @@ static void test_paused_times_out(void **state)
         }
 }
 
+/* In a child process: an engine whose sandbox is paused when the process
+ * dies by SIGKILL. Writes the sandbox init's host pid to `fd` first. */
+__attribute__((noreturn)) static void die_with_paused(int fd)
+{
+        struct fixture f;
+        struct run r;
+        struct exec *e;
+        char *argv[] = {"sh", "-c", "echo ready; while :; do sleep 0.05; done", NULL};
+        struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = argv, .workspace = "/tmp"};
+        struct exec_engine_opts o = {.stats_interval_ms = 50};
+        char err[256];
+        int pid;
+
+        memset(&f, 0, sizeof(f));
+        memset(&r, 0, sizeof(r));
+        req.ws_mode = EXEC_WS_NONE;
+        req.limits = exec_limits_default();
+        uv_loop_init(&f.loop);
+        if (exec_engine_new(&f.loop, &o, &f.eng, err, sizeof(err)) < 0 ||
+            exec_spawn(f.eng, &req, &cbs, &r, &e, err, sizeof(err)) < 0 ||
+            !output_has(&f, &r, "ready", 5000) || exec_pause(e, NULL) < 0)
+                _exit(1);
+        pid = exec_pid(e);
+        if (write(fd, &pid, sizeof(pid)) != sizeof(pid))
+                _exit(1);
+        raise(SIGKILL);
+        _exit(1);
+}
+
+/* Gone, or a zombie nobody waits for any more. */
+static bool process_over(int pid)
+{
+        char path[64], buf[256], *p;
+        FILE *fp;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        if ((fp = fopen(path, "r")) == NULL)
+                return true;
+        n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        return p != NULL && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* proctor killed by SIGKILL while an execution is paused: on cgroup v1 its
+ * frozen processes cannot die until thawed, so they outlive it; the next
+ * engine, which reaps the groups of dead proctor processes, thaws and
+ * kills them. On v2 (and with SIGSTOP) they die with their init at once. */
+static void test_paused_outlive_proctor_until_next(void **state)
+{
+        struct fixture *f = *state;
+        struct exec_engine *next = NULL;
+        int fds[2], pid = 0, st;
+        uint64_t end;
+        char err[256];
+        pid_t child;
+
+        if (!f->cgroups) {
+                print_message("no cgroup here (root with cgroups needed): nothing is frozen\n");
+                skip();
+        }
+        assert_int_equal(pipe(fds), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                close(fds[0]);
+                die_with_paused(fds[1]);
+        }
+        close(fds[1]);
+        assert_int_equal(read(fds[0], &pid, sizeof(pid)), sizeof(pid));
+        close(fds[0]);
+        assert_int_equal(waitpid(child, &st, 0), child);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        assert_true(pid > 0);
+        assert_int_equal(exec_engine_new(&f->loop, NULL, &next, err, sizeof(err)), 0);
+        for (end = now_us() + 3000000; !process_over(pid) && now_us() < end;)
+                run_for(f, 20);
+        assert_true(process_over(pid));
+        exec_engine_free(next);
+}
+
 /* ---- through a session ---- */
 
 struct seen {
@@ -494,6 +578,7 @@ int main(void)
             T(test_kill_paused),
             T(test_paused_times_out),
             T(test_session_control),
+            T(test_paused_outlive_proctor_until_next),
             /* the same without cgroups: SIGSTOP and a walk of the init's tree */
             N(test_signal_reaches_every_process),
             N(test_signal_kills_as_killed),

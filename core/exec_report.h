@@ -19,6 +19,9 @@ struct exec_report_hooks {
         /* stdout goes to on_output only, not on the bus (a protocol stream
          * such as an MCP server's, which proctor reports in its own terms) */
         bool quiet_stdout;
+        /* what it is for when no tool call is (exec.create's "label"):
+         * "mcp server NAME"; NULL for none */
+        const char *label;
 };
 
 /* Spawns `req` on `eng` and reports it on `bus`; `call_id` (may be NULL)

@@ -665,10 +665,11 @@ static char **entry_env(const json_t *cfg)
 
 static void start_server(struct mcp_server *s)
 {
-        static const struct exec_report_hooks hooks = {.on_output = on_output,
-                                                       .on_exit = on_server_exit,
-                                                       .on_remove = on_remove,
-                                                       .quiet_stdout = true};
+        struct exec_report_hooks hooks = {.on_output = on_output,
+                                          .on_exit = on_server_exit,
+                                          .on_remove = on_remove,
+                                          .quiet_stdout = true};
+        char label[128];
         struct mcp *m = s->m;
         struct exec_request req = {0};
         json_t *params;
@@ -696,6 +697,8 @@ static void start_server(struct mcp_server *s)
         req.limits.tmpfs_bytes = m->o.limits.tmpfs_bytes;
         req.limits.disk_bytes = m->o.limits.disk_bytes;
         req.keep_stdin = true;
+        snprintf(label, sizeof(label), "mcp server %.100s", s->name);
+        hooks.label = label;
         if (req.argv == NULL || req.env_extra == NULL) {
                 rc = -ENOMEM;
                 snprintf(err, sizeof(err), "out of memory");

@@ -1012,6 +1012,7 @@ static unsigned on_exec_create(struct viewmodel *vm, const json_t *ev, uint64_t 
                                      .live_pos__ = at,
                                      .gen = vm->gen + 1};
         e->call_id = str_dup(get_str(ev, "call_id", NULL));
+        e->label = str_dup(get_str(ev, "label", NULL));
         e->sandbox = iso != NULL && strcmp(iso, "sandbox") == 0;
         get_limits(ev, &e->limits);
         return VM_DIRTY_EXECS | link_call(vm, e);
@@ -1285,6 +1286,7 @@ static void vm_clear(struct viewmodel *vm)
         }
         for (i = 0; i < vm->nexecs; i++) {
                 str_free(vm->execs[i].call_id);
+                str_free(vm->execs[i].label);
                 str_free(vm->execs[i].error);
                 free(vm->execs[i].hist__);
         }
@@ -1379,7 +1381,9 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id)
 
 bool viewmodel_call_queued(const struct viewmodel_call *c)
 {
-        return c->state == VM_CALL_RUNNING && c->nexecs == 0;
+        /* an MCP tool (mcp__SERVER__TOOL) runs in its server's execution,
+         * never in one of its own: it waits for nothing */
+        return c->state == VM_CALL_RUNNING && c->nexecs == 0 && strncmp(c->name, "mcp__", 5) != 0;
 }
 
 const char *viewmodel_call_label(const struct viewmodel_call *c)

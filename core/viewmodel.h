@@ -140,6 +140,7 @@ struct viewmodel_sample {
 struct viewmodel_exec {
         uint64_t id;
         char *call_id; /* "" outside a session */
+        char *label;   /* exec.create's label ("mcp server NAME"), "" for none */
         long call;     /* index of that call, -1 when unknown */
         bool sandbox;  /* isolation: sandbox, else none */
         struct viewmodel_limits limits;

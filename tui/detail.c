@@ -360,7 +360,10 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
         draw_box(a, r, line, true);
         snprintf(line, sizeof(line), "%s  %s  pid %d  for %s%s%s",
                  e->sandbox ? "sandbox" : "process", viewmodel_exec_state_name(e->state), e->pid,
-                 c != NULL ? c->id : "no call", c != NULL ? ": " : "", c != NULL ? c->summary : "");
+                 c != NULL             ? c->id
+                 : e->label[0] != '\0' ? e->label
+                                       : "no call",
+                 c != NULL ? ": " : "", c != NULL ? c->summary : "");
         draw_put_untrusted(a, y++, x, w, draw_exec_role(e->state), line, strlen(line));
         fmt_ms(b1, sizeof(b1),
                e->exited_ms ? e->exited_ms - e->created_ms

@@ -39,7 +39,7 @@ bool listview_matches(const struct list_view *lv, const struct viewmodel *vm, bo
         }
         const struct viewmodel_exec *e = viewmodel_exec(vm, (size_t)item);
         snprintf(id, sizeof(id), "#%llu", (unsigned long long)e->id);
-        return text_contains(id, lv->filter) ||
+        return text_contains(id, lv->filter) || text_contains(e->label, lv->filter) ||
                text_contains(viewmodel_exec_state_name(e->state), lv->filter) ||
                (e->call >= 0 &&
                 text_contains(viewmodel_call(vm, (size_t)e->call)->summary, lv->filter));

@@ -20,7 +20,8 @@ expect_screen m "Where should this session's tools run" "setup"
 expect_screen m "mcp        everything$" "the setup screen names the configured server"
 $T send-keys -t m go Enter
 expect_screen m "mcp__everything__$LONG" "the MCP call is shown"
-expect_screen m "#1 running" "the server is an execution in the pane"
+check "the MCP call runs in its server, queued for nothing" sh -c "! $T capture-pane -p -t m | grep -q 'queued'"
+expect_screen m "#1 running .*  mcp" "the server is an execution in the pane, named as such"
 $T send-keys -t m Tab Tab Home
 $T send-keys -t m k
 sleep 0.3

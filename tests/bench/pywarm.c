@@ -117,6 +117,10 @@ static uint64_t run_sandbox(struct ctx *cx, int v, bool *was_warm)
                 bench_die("%s: %s, exit %d, output %.*s %s", vnames[v],
                           exec_reason_name(c.res.reason), c.res.exit_code, (int)c.nout, c.out,
                           c.res.error);
+        if (getenv("PYWARM_DEBUG"))
+                fprintf(stderr, "%s total %llu us wall %llu ms cpu %llu ms\n", vnames[v],
+                        (unsigned long long)(c.t_exit - t0) / 1000,
+                        (unsigned long long)c.res.wall_ms, (unsigned long long)c.res.cpu_ms);
         return c.t_exit - t0;
 }
 

@@ -1,15 +1,19 @@
 /* pywarm: run_python_code's `print(1)` in sandbox mode, call to result
  * (exec_spawn to on_exit, the moment the tool result is built), three ways
  * interleaved round-robin against a cold `python3 -c 'print(1)'` process:
- *   python3 -c  vfork + execve + waitpid of the host's python3
+ *   python3 -c  vfork + execve + waitpid of /usr/bin/python3, the one a
+ *               sandbox's PATH finds
  *   cold        exec_spawn of the stub (exec/pystub.c) in a prebuilt
  *               sandbox (pool of 1, no warm interpreter): the empty pool
  *   warm        exec_spawn taking a warm sandbox (exec_engine_opts.warm 1)
  * with SETTLE_MS of idle loop before each call (the pause between tool
  * calls, in which pools refill). Also, read just before each warm call,
  * the refill's cost (the CPU time the waiting warm sandbox's start took,
- * from its cgroup) and the memory it holds (its cgroup's usage).
- * Usage: pywarm [-n ROUNDS] [-w WARMUP] [-S SETTLE_MS]
+ * from its cgroup) and the memory it holds (its cgroup's usage; without
+ * cgroups, as an unprivileged user, its interpreter's RSS, which counts
+ * shared pages too).
+ * Usage: pywarm [-n ROUNDS] [-w WARMUP] [-S SETTLE_MS]; PYWARM_DEBUG=1 prints
+ * each sandbox call's total, wall and CPU time on stderr.
  * Exits non-zero only when an execution fails or gives the wrong output. */
 #include <getopt.h>
 

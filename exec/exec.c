@@ -1893,16 +1893,37 @@ static struct exec *warm_take(struct exec_engine *eng, const struct exec_request
         return NULL;
 }
 
+/* The CPU time the process has run, in ns (its schedstat: /proc/PID/stat
+ * counts in clock ticks, too coarse to take off an exact total); 0 when
+ * unknown. */
+static uint64_t proc_cpu_ns(pid_t pid)
+{
+        char path[64], buf[96];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+        if (pid <= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        return strtoull(buf, NULL, 10);
+}
+
 /* Makes the warm sandbox the execution `req`: its clocks start now, at
  * the call. The init gets its deadline; the CPU time its command spent
- * starting up is taken off what the cgroup reports. */
+ * starting up is taken off what the cgroup (or, without one, the init's
+ * rusage) reports. */
 static void warm_assign(struct exec *e, const struct exec_request *req)
 {
         struct cgroup_stats cs;
         int rc = 0;
 
         read_stats(e, &cs, true);
-        e->cpu_base_ns = cs.cpu_ns;
+        e->cpu_base_ns = e->cg != NULL ? cs.cpu_ns : proc_cpu_ns(e->cmd_pid);
         e->out_bytes = 0;
         e->truncated = false;
         if (e->lim.timeout_ms > 0 &&

@@ -2,7 +2,7 @@
  * the real stub: the same code gives the same stdout, stderr and status as
  * `python3 -c CODE` in a cold sandbox; nothing of one call reaches the
  * next; the stub runs under the call's seccomp filter and limits; the wall
- * clock starts at the call. */
+ * clock and the reported CPU time start at the call. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,6 +294,25 @@ static void test_clock_starts_at_call(void **state)
         assert_true(r.res.wall_ms >= 900 && r.res.wall_ms < 3000);
 }
 
+/* The CPU time a warm call reports (and is limited by, in its cgroup) is
+ * its own: the interpreter's start before the call is not in it. */
+static void test_cpu_from_call(void **state)
+{
+        struct fixture *f = *state;
+        struct exec_stats st;
+        struct run r;
+
+        prime(f);
+        wait_warm(f);
+        assert_int_equal(exec_engine_warm_stats(f->eng, &st), 0);
+        /* the premise: starting the interpreter costs measurable CPU time */
+        assert_true(st.cpu_ms >= 5);
+        run_code(f, "pass", true, false, &r);
+        assert_true(r.warm);
+        assert_int_equal(exec_result_status(&r.res), 0);
+        assert_true(r.res.cpu_ms < st.cpu_ms);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -301,6 +320,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_fresh_each_call, setup, teardown),
             cmocka_unit_test_setup_teardown(test_same_policy, setup, teardown),
             cmocka_unit_test_setup_teardown(test_clock_starts_at_call, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cpu_from_call, setup, teardown),
         };
         return cmocka_run_group_tests_name("warm", tests, NULL, NULL);
 }

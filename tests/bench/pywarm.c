@@ -239,5 +239,6 @@ int main(int argc, char **argv)
         uv_close((uv_handle_t *)&cx.idle, NULL);
         uv_run(&loop, UV_RUN_DEFAULT);
         exec_workspace_free(cx.wsh);
+        rmdir(cx.ws);
         return 0;
 }

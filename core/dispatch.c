@@ -13,6 +13,7 @@
 
 #include "core/exec_report.h"
 #include "core/mcp.h"
+#include "exec/pystub.h"
 
 struct tool_run {
         dispatch_done_fn done;
@@ -23,6 +24,7 @@ struct tool_run {
         uint64_t t0_ms;
         bool finished;
         bool self_tool;        /* `proctor tool` in a sandbox: its output is the result */
+        bool warm;             /* run_python_code: may take a warm sandbox */
         const char *kill_note; /* why proctor killed it, for the model */
         char *buf;             /* the output as it came */
         size_t len, cap;
@@ -361,7 +363,7 @@ static int build_request(struct dispatch_ctx *dx, struct tool_run *r, const char
                          const json_t *args, char ***argv, char **stdin_text,
                          struct exec_limits *lim, char *err, size_t errlen)
 {
-        static const char *const python[] = {"python3", "-", NULL};
+
         const char *self[] = {EXEC_SANDBOX_SELF, "tool", name, NULL};
         int rc = dispatch_call_limits(&dx->limits, args, lim, err, errlen);
 
@@ -376,10 +378,14 @@ static int build_request(struct dispatch_ctx *dx, struct tool_run *r, const char
                 if (*argv == NULL && errno == E2BIG)
                         return -E2BIG;
         } else if (strcmp(name, "run_python_code") == 0) {
-                *argv = malloc(sizeof(python));
+                /* The stub runs the code from stdin as `python3 -c` would,
+                 * in either mode; in a sandbox it may have been started
+                 * ahead (a warm sandbox, see exec/pystub.c). */
+                *argv = malloc(sizeof(char *) * 4);
                 if (*argv != NULL)
-                        memcpy(*argv, python, sizeof(python));
+                        memcpy(*argv, exec_python_argv, sizeof(char *) * 4);
                 *stdin_text = strdup(json_string_value(json_object_get(args, "code")));
+                r->warm = true;
         } else {
                 /* sandbox mode: the same tool code, run inside the sandbox */
                 *argv = malloc(sizeof(self));
@@ -430,6 +436,7 @@ static int spawn(struct dispatch_ctx *dx, struct tool_run *r, char *err, size_t 
         req.ws_mode = dx->ws_mode;
         req.stdin_data = in;
         req.stdin_len = in != NULL ? strlen(in) : 0;
+        req.warm = r->warm && dx->mode == EXEC_SANDBOX;
         rc = exec_report_spawn(dx->eng, dx->bus, &req, r->call_id, &hooks, r, &r->e, err, errlen);
         free(in);
         free(argv);

@@ -103,7 +103,7 @@ static uint64_t host_mem_total(void)
 int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 struct session **out, char *err, size_t errlen)
 {
-        struct exec_engine_opts eo = {.prewarm = 1};
+        struct exec_engine_opts eo = {.prewarm = 1, .warm = 1};
         struct session *s = calloc(1, sizeof(*s));
         int rc;
 

@@ -86,6 +86,16 @@ struct exec_engine {
         enum exec_isolation want_iso;
         uint32_t want_uid, want_gid;
         uv_timer_t refill;
+        /* Warm sandboxes: `warm` kept started with the last warm request
+         * (see warm_remember); those of an older one are let go. */
+        unsigned warm;
+        struct warm_want {
+                bool set;
+                uint64_t gen; /* bumped when the request changes */
+                struct exec_request req;
+                char **argv, **env_extra; /* req's own copies */
+                uint32_t uid, gid;
+        } ww;
 };
 
 /* One output pipe, read through a poll handle rather than uv_read so that
@@ -109,8 +119,12 @@ struct exec {
         struct exec_callbacks cb;
         void *ud;
 
-        bool assigned; /* false while waiting in the pool */
-        bool waiting;  /* its base is built and it waits for a request */
+        bool assigned;  /* false while waiting in the pool */
+        bool warm;      /* its command was started ahead (warm_start) */
+        bool start_due; /* warm: on_start is yet to be reported */
+        uint64_t warm_gen;
+        uint64_t cpu_base_ns; /* warm: the cgroup's CPU time before the call */
+        bool waiting;         /* its base is built and it waits for a request */
         bool in_pool;
         struct exec *pool_next;
         uint32_t uid, gid; /* host ids the child runs as */
@@ -236,6 +250,11 @@ enum exec_isolation exec_isolation(const struct exec *e)
         return e->iso;
 }
 
+bool exec_warm(const struct exec *e)
+{
+        return e->warm;
+}
+
 static unsigned cg_limit_bits(unsigned controllers)
 {
         return ((controllers & CG_MEMORY) ? EXEC_CG_MEMORY : 0) |
@@ -343,6 +362,7 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         eng->loop = loop;
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->prewarm = o != NULL ? o->prewarm : 0;
+        eng->warm = o != NULL ? o->warm : 0;
         uv_timer_init(loop, &eng->refill);
         eng->refill.data = eng;
         if (o == NULL || !o->no_cgroups) {
@@ -380,8 +400,17 @@ static void engine_freed(uv_handle_t *h)
         free(h->data);
 }
 
+static void strv_free(char **v)
+{
+        for (char **p = v; p != NULL && *p != NULL; p++)
+                free(*p);
+        free(v);
+}
+
 static void engine_destroy(struct exec_engine *eng)
 {
+        strv_free(eng->ww.argv);
+        strv_free(eng->ww.env_extra);
         cgroup_sys_free(eng->cg);
         sandbox_host_free(eng->host);
         uv_close((uv_handle_t *)&eng->refill, engine_freed);
@@ -409,6 +438,7 @@ void exec_engine_free(struct exec_engine *eng)
 static void exec_finish_remove(struct exec *e);
 static void pool_unlink(struct exec *e);
 static void pool_refill(uv_timer_t *t);
+static void warm_start(struct exec_engine *eng, struct exec *e);
 static void close_fd(int *fd);
 static void close_output(struct exec *e, struct exec_output *o);
 
@@ -488,11 +518,36 @@ static void destroy_retry(uv_timer_t *t)
         uv_close((uv_handle_t *)t, on_handle_closed);
 }
 
-static void read_final_stats(struct exec *e, struct cgroup_stats *cs)
+static void proc_stats(struct exec *e, struct cgroup_stats *cs);
+
+/* A warm sandbox's command was already running when the call took it: its
+ * start is reported after exec_spawn has returned (from the grace timer,
+ * idle until the command ends), and before anything else of the call. */
+static void warm_announce(struct exec *e)
+{
+        if (!e->start_due)
+                return;
+        e->start_due = false;
+        uv_timer_stop(&e->grace);
+        if (e->cb.on_start != NULL)
+                e->cb.on_start(e, e->pid, now_us() - e->t0_us, e->ud);
+}
+
+static void warm_announce_due(uv_timer_t *t)
+{
+        warm_announce(t->data);
+}
+
+/* The execution's counters now; a warm sandbox's CPU time counts from the
+ * call, not from its interpreter's start. */
+static void read_stats(struct exec *e, struct cgroup_stats *cs, bool proc_too)
 {
         memset(cs, 0, sizeof(*cs));
         if (e->cg != NULL)
                 cgroup_read_stats(e->cg, cs);
+        else if (proc_too)
+                proc_stats(e, cs);
+        cs->cpu_ns = cs->cpu_ns > e->cpu_base_ns ? cs->cpu_ns - e->cpu_base_ns : 0;
 }
 
 static enum exec_reason classify(struct exec *e, const struct cgroup_stats *cs,
@@ -533,10 +588,11 @@ static void report_exit(struct exec *e)
 
         if (e->exit_reported)
                 return;
+        warm_announce(e);
         e->exit_reported = true;
         e->exit_us = now_us();
         memset(&r, 0, sizeof(r));
-        read_final_stats(e, &cs);
+        read_stats(e, &cs, false);
         /* The init's clock, not the report's: a supervisor stopped for a
          * while reports late, but the command ended when it ended. */
         r.wall_ms = ((e->end_us > e->t0_us ? e->end_us : e->exit_us) - e->t0_us) / 1000;
@@ -546,6 +602,8 @@ static void report_exit(struct exec *e)
         } else {
                 r.cpu_ms = (uint64_t)(e->ru.ru_utime.tv_sec + e->ru.ru_stime.tv_sec) * 1000u +
                            (uint64_t)(e->ru.ru_utime.tv_usec + e->ru.ru_stime.tv_usec) / 1000u;
+                r.cpu_ms -=
+                    r.cpu_ms > e->cpu_base_ns / 1000000u ? e->cpu_base_ns / 1000000u : r.cpu_ms;
                 r.mem_peak_bytes = (uint64_t)e->ru.ru_maxrss * 1024u;
         }
         if (e->last.mem_peak_bytes > r.mem_peak_bytes)
@@ -587,6 +645,7 @@ static void maybe_report(struct exec *e)
  * let go of the output pipes. */
 static void command_over(struct exec *e)
 {
+        warm_announce(e);
         uv_timer_stop(&e->timeout);
         uv_timer_stop(&e->stats);
         if (e->open_streams > 0 && !uv_is_active((uv_handle_t *)&e->grace))
@@ -870,11 +929,7 @@ static void on_stats(uv_timer_t *t)
         struct cgroup_stats cs;
         uint64_t now = now_us();
 
-        memset(&cs, 0, sizeof(cs));
-        if (e->cg != NULL)
-                cgroup_read_stats(e->cg, &cs);
-        else
-                proc_stats(e, &cs);
+        read_stats(e, &cs, true);
         if (e->last_sample_us != 0 && now > e->last_sample_us && cs.cpu_ns >= e->last_cpu_ns)
                 e->last.cpu_pct =
                     (double)(cs.cpu_ns - e->last_cpu_ns) / 10.0 / (double)(now - e->last_sample_us);
@@ -1079,6 +1134,7 @@ static void output_ready(uv_poll_t *p, int status, int events)
          * another pipe: take it first so events stay in order. */
         if (!e->started)
                 drain_status(e);
+        warm_announce(e);
         moved = output_drain(e, o, OUTPUT_TICK_BYTES);
         if (o->eof) {
                 output_end(e, o);
@@ -1156,8 +1212,10 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
                                 close(fd);
                         }
                 }
+                /* A warm sandbox taken before its command was launched. */
                 if (e->cb.on_start != NULL)
-                        e->cb.on_start(e, e->pid, m->mono_us - e->t0_us, e->ud);
+                        e->cb.on_start(e, e->pid, m->mono_us > e->t0_us ? m->mono_us - e->t0_us : 0,
+                                       e->ud);
                 break;
         case SANDBOX_MSG_SETUP:
                 e->setup_failed = true;
@@ -1527,8 +1585,8 @@ static struct exec *pool_take(struct exec_engine *eng, enum exec_isolation iso, 
         /* Prefer a child that is already waiting over one still getting ready. */
         for (pass = 0; pass < 2; pass++) {
                 for (e = eng->pool; e != NULL; e = e->pool_next) {
-                        if (e->iso == iso && e->uid == uid && e->gid == gid && !e->reaped &&
-                            !e->setup_failed && (pass == 1 || e->waiting)) {
+                        if (!e->warm && e->iso == iso && e->uid == uid && e->gid == gid &&
+                            !e->reaped && !e->setup_failed && (pass == 1 || e->waiting)) {
                                 pool_unlink(e);
                                 return e;
                         }
@@ -1543,24 +1601,35 @@ static void pool_refill(uv_timer_t *t)
 {
         struct exec_engine *eng = t->data;
         struct exec *e, *next;
-        unsigned have = 0;
+        unsigned have = 0, warm = 0;
         char err[256];
 
         for (e = eng->pool; e != NULL; e = next) {
                 next = e->pool_next;
-                if (e->iso == eng->want_iso && e->uid == eng->want_uid && e->gid == eng->want_gid)
+                if (e->warm && e->warm_gen == eng->ww.gen)
+                        warm++;
+                else if (!e->warm && e->iso == eng->want_iso && e->uid == eng->want_uid &&
+                         e->gid == eng->want_gid)
                         have++;
                 else
                         send_kill(e);
         }
-        while (!eng->freeing && have < eng->prewarm) {
-                if (child_new(eng, eng->want_iso, eng->want_uid, eng->want_gid, &e, err,
-                              sizeof(err)) < 0)
+        while (!eng->freeing && (have < eng->prewarm || (eng->ww.set && warm < eng->warm))) {
+                bool make_warm = have >= eng->prewarm;
+                enum exec_isolation iso = make_warm ? EXEC_SANDBOX : eng->want_iso;
+                uint32_t uid = make_warm ? eng->ww.uid : eng->want_uid;
+                uint32_t gid = make_warm ? eng->ww.gid : eng->want_gid;
+                if (child_new(eng, iso, uid, gid, &e, err, sizeof(err)) < 0)
                         return;
                 e->in_pool = true;
                 e->pool_next = eng->pool;
                 eng->pool = e;
-                have++;
+                if (make_warm) {
+                        warm_start(eng, e);
+                        warm++;
+                } else {
+                        have++;
+                }
         }
 }
 
@@ -1642,10 +1711,14 @@ static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
         return 0;
 }
 
-/* Makes the waiting child the execution `req`: limits, then the request. A
- * failure from here on is reported through on_exit as setup_failed. */
-static void child_assign(struct exec *e, const struct exec_request *req,
-                         const struct exec_workspace *ws)
+/* Hands the waiting child the request `req` at the limits in e->lim: the
+ * cgroup's limits, then the request itself, with the wall clock's deadline
+ * when `clock` (a warm sandbox gets it at the call: warm_assign). RLIMIT_FSIZE
+ * holds what the disk quota of `quota_ws` (or NULL) leaves. 0 or -errno,
+ * with e->error filled. */
+static int child_request(struct exec *e, const struct exec_request *req,
+                         const struct exec_workspace *ws, struct exec_workspace *quota_ws,
+                         bool clock)
 {
         struct exec_engine *eng = e->eng;
         bool sandbox = e->iso == EXEC_SANDBOX;
@@ -1673,9 +1746,10 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 rc = workspace_handover(ws, sandbox, &r, protect, e->error, sizeof(e->error));
         if (rc == 0) {
                 r.envp = envp;
-                r.deadline_us = e->lim.timeout_ms > 0 ? now_us() + e->lim.timeout_ms * 1000 : 0;
+                r.deadline_us =
+                    clock && e->lim.timeout_ms > 0 ? now_us() + e->lim.timeout_ms * 1000 : 0;
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
-                r.fsize = e->ws != NULL ? ws_quota_room(e->ws) : UINT64_MAX;
+                r.fsize = quota_ws != NULL ? ws_quota_room(quota_ws) : UINT64_MAX;
                 if (sandbox) {
                         r.cpu_ms = e->lim.cpu_ms;
                         r.as_bytes = mem ? 0 : e->lim.memory_bytes;
@@ -1689,6 +1763,17 @@ static void child_assign(struct exec *e, const struct exec_request *req,
         if (r.ws_tree_fd >= 0)
                 close(r.ws_tree_fd);
         env_free(envp);
+        return rc;
+}
+
+/* Starts the call's clocks and feeds its stdin; `rc`: how handing the
+ * request over went. A failure from here on is reported through on_exit
+ * as setup_failed. */
+static void child_arm(struct exec *e, const struct exec_request *req, int rc)
+{
+        struct exec_engine *eng = e->eng;
+        bool sandbox = e->iso == EXEC_SANDBOX;
+
         /* A sandbox keeps the socket: its init may be handed a flooded
          * output pipe (see output_drain). */
         if (!sandbox || rc < 0)
@@ -1707,6 +1792,199 @@ static void child_assign(struct exec *e, const struct exec_request *req,
                 e->setup_failed = true;
                 send_kill(e);
         }
+}
+
+/* Makes the waiting child the execution `req`. */
+static void child_assign(struct exec *e, const struct exec_request *req,
+                         const struct exec_workspace *ws)
+{
+        child_arm(e, req, child_request(e, req, ws, e->ws, true));
+}
+
+/* ---- warm sandboxes ---- */
+
+static bool strv_eq(char *const *a, char *const *b)
+{
+        for (; a != NULL && b != NULL && *a != NULL && *b != NULL; a++, b++)
+                if (strcmp(*a, *b) != 0)
+                        return false;
+        return (a == NULL || *a == NULL) && (b == NULL || *b == NULL);
+}
+
+static char **strv_dup(char *const *v)
+{
+        size_t n = 0, i;
+        char **d;
+
+        while (v != NULL && v[n] != NULL)
+                n++;
+        if ((d = calloc(n + 1, sizeof(*d))) == NULL)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                if ((d[i] = strdup(v[i])) == NULL) {
+                        strv_free(d);
+                        return NULL;
+                }
+        }
+        return d;
+}
+
+static bool limits_eq(const struct exec_limits *a, const struct exec_limits *b)
+{
+        return a->memory_bytes == b->memory_bytes && a->cpu_ms == b->cpu_ms &&
+               a->timeout_ms == b->timeout_ms && a->pids == b->pids &&
+               a->tmpfs_bytes == b->tmpfs_bytes && a->output_bytes == b->output_bytes &&
+               a->disk_bytes == b->disk_bytes;
+}
+
+/* Whether a warm sandbox made for the remembered request can serve `req`:
+ * everything the sandbox was built and started with must be the same; only
+ * stdin differs. */
+static bool warm_fits(const struct warm_want *w, const struct exec_request *req, uint32_t uid,
+                      uint32_t gid)
+{
+        return w->set && req->ws == w->req.ws && req->ws_mode == w->req.ws_mode && uid == w->uid &&
+               gid == w->gid && limits_eq(&req->limits, &w->req.limits) &&
+               strv_eq(req->argv, w->argv) && strv_eq(req->env_extra, w->env_extra);
+}
+
+/* Remembers the warm request the next warm sandboxes are made for. The
+ * session's workspace outlives the engine's executions, so it is kept by
+ * pointer. */
+static void warm_remember(struct exec_engine *eng, const struct exec_request *req, uint32_t uid,
+                          uint32_t gid)
+{
+        struct warm_want *w = &eng->ww;
+        char **argv, **env;
+
+        if (eng->warm == 0 || warm_fits(w, req, uid, gid))
+                return;
+        argv = strv_dup(req->argv);
+        env = strv_dup(req->env_extra);
+        if (argv == NULL || env == NULL) {
+                strv_free(argv);
+                strv_free(env);
+                return;
+        }
+        strv_free(w->argv);
+        strv_free(w->env_extra);
+        w->req = *req;
+        w->req.stdin_data = NULL;
+        w->req.stdin_len = 0;
+        w->argv = argv;
+        w->env_extra = env;
+        w->req.argv = argv;
+        w->req.env_extra = env;
+        w->uid = uid;
+        w->gid = gid;
+        w->gen++;
+        w->set = true;
+}
+
+/* Launches the remembered request's command in a new pooled child: it
+ * builds its whole root (fresh /tmp and the workspace in place) and loads
+ * the seccomp filter and rlimits as for a call, then the command starts
+ * and waits for its stdin. No clock runs until the call (warm_assign). */
+static void warm_start(struct exec_engine *eng, struct exec *e)
+{
+        const struct warm_want *w = &eng->ww;
+        struct exec_workspace *quota_ws = NULL;
+
+        e->warm = true;
+        e->warm_gen = w->gen;
+        e->lim = w->req.limits;
+        if (w->req.ws_mode == EXEC_WS_RW && w->req.limits.disk_bytes > 0)
+                quota_ws = w->req.ws;
+        if (child_request(e, &w->req, w->req.ws, quota_ws, false) < 0) {
+                e->setup_failed = true;
+                send_kill(e);
+        }
+}
+
+/* A warm sandbox for `req`, preferring one whose command already runs. */
+static struct exec *warm_take(struct exec_engine *eng, const struct exec_request *req, uint32_t uid,
+                              uint32_t gid)
+{
+        struct exec *e;
+        int pass;
+
+        if (!req->warm || req->isolation != EXEC_SANDBOX || req->ws == NULL ||
+            !warm_fits(&eng->ww, req, uid, gid))
+                return NULL;
+        for (pass = 0; pass < 2; pass++) {
+                for (e = eng->pool; e != NULL; e = e->pool_next) {
+                        if (e->warm && e->warm_gen == eng->ww.gen && !e->reaped &&
+                            !e->setup_failed && !e->have_status && !e->exit_reported &&
+                            (pass == 1 || e->started)) {
+                                pool_unlink(e);
+                                return e;
+                        }
+                }
+        }
+        return NULL;
+}
+
+/* The CPU time the process has run, in ns (its schedstat: /proc/PID/stat
+ * counts in clock ticks, too coarse to take off an exact total); 0 when
+ * unknown. */
+static uint64_t proc_cpu_ns(pid_t pid)
+{
+        char path[64], buf[96];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+        if (pid <= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return 0;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        return strtoull(buf, NULL, 10);
+}
+
+/* Makes the warm sandbox the execution `req`: its clocks start now, at
+ * the call. The init gets its deadline; the CPU time its command spent
+ * starting up is taken off what the cgroup (or, without one, the init's
+ * rusage) reports. */
+static void warm_assign(struct exec *e, const struct exec_request *req)
+{
+        struct cgroup_stats cs;
+        int rc = 0;
+
+        read_stats(e, &cs, true);
+        e->cpu_base_ns = e->cg != NULL ? cs.cpu_ns : proc_cpu_ns(e->cmd_pid);
+        e->out_bytes = 0;
+        e->truncated = false;
+        if (e->lim.timeout_ms > 0 &&
+            (rc = sandbox_start_clock(e->ctl_fd, now_us() + e->lim.timeout_ms * 1000)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot start the wall clock: %s",
+                         strerror(-rc));
+        if (e->started) {
+                e->start_due = true;
+                uv_timer_start(&e->grace, warm_announce_due, 0, 0);
+        }
+        child_arm(e, req, rc);
+}
+
+int exec_engine_warm_stats(struct exec_engine *eng, struct exec_stats *st)
+{
+        struct cgroup_stats cs;
+        struct exec *e;
+
+        for (e = eng->pool; e != NULL; e = e->pool_next) {
+                if (!e->warm || !e->started || e->reaped || e->have_status)
+                        continue;
+                read_stats(e, &cs, true);
+                memset(st, 0, sizeof(*st));
+                st->cpu_ms = cs.cpu_ns / 1000000u;
+                st->mem_bytes = cs.mem_bytes;
+                st->mem_peak_bytes = cs.mem_peak_bytes;
+                st->pids = cs.pids;
+                return 0;
+        }
+        return -ENOENT;
 }
 
 int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
@@ -1738,7 +2016,9 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 return rc;
         }
         pick_ids(req, ws, &uid, &gid);
-        e = pool_take(eng, req->isolation, uid, gid);
+        e = warm_take(eng, req, uid, gid);
+        if (e == NULL)
+                e = pool_take(eng, req->isolation, uid, gid);
         if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0) {
                 exec_workspace_free(own_ws);
                 return rc;
@@ -1762,10 +2042,20 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 ws_quota_sample(ws);
         }
         e->own_ws = own_ws; /* the quota's walk may outlive this call */
-        child_assign(e, req, ws);
-        eng->want_iso = req->isolation;
-        eng->want_uid = uid;
-        eng->want_gid = gid;
+        if (e->warm)
+                warm_assign(e, req);
+        else
+                child_assign(e, req, ws);
+        if (req->warm && sandbox && req->ws != NULL) {
+                warm_remember(eng, req, uid, gid);
+                /* The first warm call of a session, or a changed request. */
+                if (eng->warm > 0 && !eng->freeing)
+                        uv_timer_start(&eng->refill, pool_refill, 0, 0);
+        } else {
+                eng->want_iso = req->isolation;
+                eng->want_uid = uid;
+                eng->want_gid = gid;
+        }
         *out = e;
         return 0;
 }

@@ -76,6 +76,11 @@ struct exec_request {
         /* stdin stays open for exec_write (a long-lived server speaking a
          * protocol on it); stdin_data is ignored then. */
         bool keep_stdin;
+        /* The command reads all of stdin before it does anything the call
+         * could see (exec_python_argv): a sandbox with a session workspace
+         * may then be one the engine started ahead with the same request,
+         * handed stdin_data at the call (see exec_engine_opts.warm). */
+        bool warm;
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -116,6 +121,12 @@ struct exec_engine_opts {
         uint32_t stats_interval_ms; /* 0: 250 */
         bool no_cgroups;            /* force the rlimit-only path */
         unsigned prewarm;           /* children kept ready for the next spawn (0: none) */
+        /* Sandboxes kept with the command of the last warm request already
+         * started, waiting for its stdin (0: none). Each is its own clone,
+         * used once. Their wall clock starts at the call; their CPU time
+         * before it is not reported or limited by the cgroup, but counts
+         * against RLIMIT_CPU, a per-process backstop in whole seconds. */
+        unsigned warm;
 };
 
 /* Creates the engine: detects cgroups, removes stale cgroups that dead
@@ -179,6 +190,8 @@ uint64_t exec_id(const struct exec *e);
 int exec_pid(const struct exec *e);
 const struct exec_limits *exec_limits(const struct exec *e);
 enum exec_isolation exec_isolation(const struct exec *e);
+/* True when the execution ran in a sandbox started ahead (warm). */
+bool exec_warm(const struct exec *e);
 
 /* Limits a sandbox gets from cgroups (for the whole sandbox); those
  * missing hold only per process, through rlimits. */
@@ -191,6 +204,11 @@ unsigned exec_cgroup_limits(const struct exec *e);
 unsigned exec_engine_cgroup_limits(struct exec_engine *eng);
 /* "memory, CPU and pids" for the bits missing from `have`, for people. */
 const char *exec_cgroup_missing_text(unsigned have);
+
+/* A pooled warm sandbox whose command runs, waiting for a call: its
+ * counters so far (cpu_ms: what starting it cost; mem_bytes: the memory
+ * it holds while it waits). -ENOENT when none is ready. */
+int exec_engine_warm_stats(struct exec_engine *eng, struct exec_stats *st);
 
 /* Number of live executions (spawned and not yet removed). */
 unsigned exec_engine_live(const struct exec_engine *eng);

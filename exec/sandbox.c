@@ -784,10 +784,10 @@ static int send_fds(int sock, const char *tag, const int *fds, unsigned n, int f
 
 /* Receives one tag byte and the descriptors sent with it, at most `max`
  * kept (close-on-exec), *n set to how many. Returns what recvmsg did. */
-static ssize_t recv_fds(int sock, int *fds, unsigned max, unsigned *n, int flags)
+static ssize_t recv_fds(int sock, char *tag_out, int *fds, unsigned max, unsigned *n, int flags)
 {
         union fds_cmsg cm;
-        char tag;
+        char tag = 0;
         struct iovec iov = {.iov_base = &tag, .iov_len = 1};
         struct msghdr mh = {.msg_iov = &iov,
                             .msg_iovlen = 1,
@@ -800,6 +800,7 @@ static ssize_t recv_fds(int sock, int *fds, unsigned max, unsigned *n, int flags
                 got = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
         while (got < 0 && errno == EINTR);
         *n = 0;
+        *tag_out = tag;
         if (got <= 0)
                 return got;
         for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
@@ -824,16 +825,36 @@ int sandbox_hand_over(int ctl_fd, int pipe_fd)
         return send_fds(ctl_fd, "D", &pipe_fd, 1, MSG_DONTWAIT);
 }
 
-/* Child side of sandbox_hand_over: 1 with *fd set (or left -1 when there
- * was nothing to take yet), 0 when the parent closed the socket, -1 on
- * error. */
-static int recv_drain(int ctl, int *fd)
+/* The tag of sandbox_start_clock's message, followed by the deadline. */
+#define CLOCK_TAG 'C'
+
+int sandbox_start_clock(int ctl_fd, uint64_t deadline_us)
+{
+        char msg[1 + sizeof(deadline_us)] = {CLOCK_TAG};
+        ssize_t w;
+
+        memcpy(msg + 1, &deadline_us, sizeof(deadline_us));
+        do
+                w = send(ctl_fd, msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (w < 0 && errno == EINTR);
+        return w == (ssize_t)sizeof(msg) ? 0 : w < 0 ? -errno : -EIO;
+}
+
+/* Child side of sandbox_hand_over and sandbox_start_clock: 1 with *fd set
+ * (or left -1 when there was nothing to take yet) or *deadline_us set, 0
+ * when the parent closed the socket, -1 on error. */
+static int recv_ctl(int ctl, int *fd, uint64_t *deadline_us)
 {
         unsigned n;
-        ssize_t got = recv_fds(ctl, fd, 1, &n, MSG_DONTWAIT);
+        char tag;
+        ssize_t got = recv_fds(ctl, &tag, fd, 1, &n, MSG_DONTWAIT);
 
         if (got <= 0)
                 return got == 0 ? 0 : errno == EAGAIN ? 1 : -1;
+        /* Sent in one piece with its tag: the rest is already there. */
+        if (tag == CLOCK_TAG &&
+            recv(ctl, deadline_us, sizeof(*deadline_us), MSG_WAITALL) != sizeof(*deadline_us))
+                return -1;
         return 1;
 }
 
@@ -846,7 +867,9 @@ int sandbox_release(int ctl_fd, const int *join_fds, unsigned n)
  * instead (it died or no longer needs this child). */
 static bool wait_release(const struct sandbox_plan *p, int *join_fds, unsigned *n)
 {
-        return recv_fds(p->ctl_fd, join_fds, SANDBOX_MAX_PROCS_FDS, n, 0) == 1;
+        char tag;
+
+        return recv_fds(p->ctl_fd, &tag, join_fds, SANDBOX_MAX_PROCS_FDS, n, 0) == 1;
 }
 
 /* Joins the execution's cgroup from the inside, so that whatever the
@@ -1164,7 +1187,9 @@ static int until_deadline(uint64_t deadline_us)
  * stopped, so the init holds it); in a sandbox, drains into /dev/null the
  * output pipes the parent hands over once the command has passed the
  * output cap (ctl, -1 in local mode), so that a flood is paid for by the
- * sandbox's own CPU time, not the supervisor's. After a timeout it returns
+ * sandbox's own CPU time, not the supervisor's. A warm sandbox's command
+ * starts with no deadline: the parent sends it at the call (ctl's
+ * sandbox_start_clock). After a timeout it returns
  * only once nothing is left of the tree. False when the command could not
  * be waited for. */
 static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t deadline_us,
@@ -1215,7 +1240,7 @@ static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t
                 }
                 if (ctl >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
                         int fd = -1;
-                        if (recv_drain(ctl, &fd) <= 0) {
+                        if (recv_ctl(ctl, &fd, &deadline_us) <= 0) {
                                 ctl = -1; /* the parent let go: nothing more comes */
                         } else if (fd >= 0 && ndrain < SANDBOX_MAX_DRAIN) {
                                 drains[ndrain++] = fd;

@@ -104,6 +104,11 @@ unsigned long sandbox_locked_flags(const char *path);
  * CPU time counts against the sandbox). 0 or -errno (the init is gone). */
 int sandbox_hand_over(int ctl_fd, int pipe_fd);
 
+/* Parent side: gives the init of a sandbox whose command was launched
+ * ahead (warm, with no deadline) its wall clock's end, from the call on
+ * (CLOCK_MONOTONIC, us). 0 or -errno (the init is gone). */
+int sandbox_start_clock(int ctl_fd, uint64_t deadline_us);
+
 /* Calls fn(pid, arg) for each pid that a /proc/PID/task/TID/children file
  * lists; -errno when it cannot be opened. Raw syscalls only: an init uses
  * it after clone. */

@@ -3,7 +3,7 @@
 # tables. Reports, does not gate: exits 0 even when a target is missed, and
 # non-zero only when a benchmark could not run at all (a failed execution).
 #
-# Nine tables:
+# Ten tables:
 #   1. spawn, back to back, no pool: the raw cost of building one sandbox
 #   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
 #   3. cli, back to back: whole `proctor exec` processes against bwrap
@@ -15,13 +15,17 @@
 #   8. sse: a streamed model response parsed and assembled, 4 KiB reads
 #   9. flood: the supervisor's CPU against the sandbox's while a command
 #      floods its output past the cap until its CPU limit
+#  10. pywarm: run_python_code `print(1)` in sandbox mode, cold and warm
+#      interpreter, against a cold `python3 -c` process; the refill's cost
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
 # CLI_IDLE_RUNS (30), PAUSE_MS (100), KILL_ROUNDS (20), DISPATCH_CALLS (100000),
-# VM_FRAMES (1000), SSE_ROUNDS (5), FLOOD_RUNS (3), FLOOD_CPU_SECS (2).
+# VM_FRAMES (1000), SSE_ROUNDS (5), FLOOD_RUNS (3), FLOOD_CPU_SECS (2),
+# PYWARM_ROUNDS (50).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel build/bench/flood \
+        build/bench/pywarm \
         ./proctor; do
         if [ ! -x "$b" ]; then
                 echo "run.sh: $b is missing: run make bench" >&2
@@ -50,6 +54,8 @@ echo
 build/bench/sse -n "${SSE_ROUNDS:-5}" || status=1
 echo
 build/bench/flood -n "${FLOOD_RUNS:-3}" -c "${FLOOD_CPU_SECS:-2}" -p ./proctor || status=1
+echo
+build/bench/pywarm -n "${PYWARM_ROUNDS:-50}" -S "$pause" || status=1
 echo
 tests/bench/session.sh || status=1
 echo

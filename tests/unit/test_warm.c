@@ -1,0 +1,326 @@
+/* Tests of warm sandboxes (exec_engine_opts.warm) with real sandboxes and
+ * the real stub: the same code gives the same stdout, stderr and status as
+ * `python3 -c CODE` in a cold sandbox; nothing of one call reaches the
+ * next; the stub runs under the call's seccomp filter and limits; the wall
+ * clock and the reported CPU time start at the call. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exec/exec.h"
+#include "exec/pystub.h"
+
+struct run {
+        char out[8192], err[8192];
+        size_t nout, nerr;
+        struct exec_result res;
+        bool exited, removed, warm;
+};
+
+static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_t n, void *ud)
+{
+        struct run *r = ud;
+        char *dst = s == EXEC_STDOUT ? r->out : r->err;
+        size_t *len = s == EXEC_STDOUT ? &r->nout : &r->nerr;
+
+        if (*len + n < sizeof(r->out)) {
+                memcpy(dst + *len, buf, n);
+                *len += n;
+        }
+}
+
+static void on_exit_cb(struct exec *e, const struct exec_result *res, void *ud)
+{
+        struct run *r = ud;
+
+        r->res = *res;
+        r->exited = true;
+}
+
+static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
+{
+        ((struct run *)ud)->removed = true;
+}
+
+static const struct exec_callbacks cbs = {
+    .on_output = on_output, .on_exit = on_exit_cb, .on_remove = on_remove};
+
+struct fixture {
+        uv_loop_t loop;
+        uv_timer_t idle;
+        struct exec_engine *eng;
+        struct exec_workspace *ws;
+        char dir[64];
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+        struct exec_engine_opts o = {.warm = 1, .stats_interval_ms = 50};
+        char err[256];
+
+        snprintf(f->dir, sizeof(f->dir), "/tmp/proctor-test-warm.XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        assert_int_equal(chmod(f->dir, 0755), 0);
+        if (geteuid() == 0)
+                assert_int_equal(chown(f->dir, 65534, 65534), 0);
+        uv_loop_init(&f->loop);
+        uv_timer_init(&f->loop, &f->idle);
+        assert_int_equal(exec_workspace_open(f->dir, &f->ws, err, sizeof(err)), 0);
+        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+        char cmd[128];
+
+        exec_engine_free(f->eng);
+        uv_close((uv_handle_t *)&f->idle, NULL);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        assert_int_equal(uv_loop_close(&f->loop), 0);
+        exec_workspace_free(f->ws);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+        assert_int_equal(system(cmd), 0);
+        free(f);
+        return 0;
+}
+
+static void tick(uv_timer_t *t)
+{
+        *(bool *)t->data = true;
+        uv_stop(t->loop);
+}
+
+static void idle(struct fixture *f, uint64_t ms)
+{
+        bool done = false;
+
+        f->idle.data = &done;
+        uv_timer_start(&f->idle, tick, ms, 0);
+        while (!done)
+                uv_run(&f->loop, UV_RUN_ONCE);
+}
+
+static uint64_t timeout_ms = 20000;
+
+/* Runs `code` as run_python_code does (warm: may take a warm sandbox), or,
+ * with cold_c, as `python3 -c CODE` in a cold sandbox: the reference. */
+static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c, struct run *r)
+{
+        char *argv_c[] = {"python3", "-c", (char *)code, NULL};
+        struct exec_request req = {.isolation = EXEC_SANDBOX, .ws = f->ws, .ws_mode = EXEC_WS_RW};
+        struct exec *e = NULL;
+        char err[256];
+
+        memset(r, 0, sizeof(*r));
+        req.limits = exec_limits_default();
+        req.limits.timeout_ms = timeout_ms;
+        req.argv = cold_c ? argv_c : exec_python_argv;
+        if (!cold_c) {
+                req.stdin_data = code;
+                req.stdin_len = strlen(code);
+                req.warm = warm;
+        }
+        assert_int_equal(exec_spawn(f->eng, &req, &cbs, r, &e, err, sizeof(err)), 0);
+        r->warm = exec_warm(e);
+        while (!r->removed)
+                uv_run(&f->loop, UV_RUN_ONCE);
+        r->out[r->nout] = r->err[r->nerr] = '\0';
+}
+
+/* Until a warm sandbox waits with its interpreter started. */
+static void wait_warm(struct fixture *f)
+{
+        struct exec_stats st;
+        int i;
+
+        for (i = 0; i < 1000 && exec_engine_warm_stats(f->eng, &st) != 0; i++)
+                idle(f, 5);
+        assert_int_equal(exec_engine_warm_stats(f->eng, &st), 0);
+        idle(f, 400); /* its interpreter's start and imports */
+}
+
+/* A warm call after making sure one waits: it must take it. */
+static void run_warm(struct fixture *f, const char *code, struct run *r)
+{
+        wait_warm(f);
+        run_code(f, code, true, false, r);
+        assert_true(r->warm);
+}
+
+static void prime(struct fixture *f)
+{
+        struct run r;
+
+        run_code(f, "pass", true, false, &r);
+        assert_false(r.warm); /* nothing was known to start ahead */
+        assert_int_equal(exec_result_status(&r.res), 0);
+}
+
+static void test_same_as_python_c(void **state)
+{
+        static const char *const codes[] = {
+            "print(1)",
+            "import sys; sys.exit(3)",
+            "import sys; sys.exit('bye')",
+            "def f():\n    raise ValueError('boom')\nf()",
+            "print(input())",
+            "import sys; print(sys.argv, __name__, sorted(globals()), sys.orig_argv[1:])",
+            "if __name__ == '__main__':\n    print('as main')",
+            "import os; print(os.getpid(), os.getppid(), os.getcwd(), os.getuid())",
+            "import os; print(sorted(os.environ.items()))",
+            "x = (",
+            "raise KeyboardInterrupt",
+            "import sys; print('out'); print('err', file=sys.stderr); sys.stdout.flush(); "
+            "print('out2')",
+            "import atexit; atexit.register(print, 'at exit')",
+            "class A:\n    def __del__(self):\n        print('finalized')\na = A()",
+            "f = open('/tmp/unclosed', 'w'); f.write('kept'); import subprocess",
+            "import threading, time\n"
+            "def w():\n    time.sleep(0.05); print('thread')\n"
+            "threading.Thread(target=w).start(); print('main')",
+        };
+        struct fixture *f = *state;
+        struct run cold, warm;
+        size_t i;
+
+        prime(f);
+        for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+                run_code(f, codes[i], false, true, &cold);
+                run_warm(f, codes[i], &warm);
+                assert_false(cold.warm);
+                assert_string_equal(warm.out, cold.out);
+                assert_string_equal(warm.err, cold.err);
+                assert_int_equal(exec_result_status(&warm.res), exec_result_status(&cold.res));
+        }
+        /* the premise: these codes tell outcomes apart */
+        run_code(f, "raise KeyboardInterrupt", false, true, &cold);
+        assert_int_equal(exec_result_status(&cold.res), 130);
+        assert_non_null(strstr(cold.err, "KeyboardInterrupt"));
+}
+
+/* What the stub did before the call left nothing: /tmp is empty, the
+ * workspace untouched; what a call writes to /tmp, its pid and its
+ * processes never reach the next call. */
+static void test_fresh_each_call(void **state)
+{
+        static const char probe[] =
+            "import os\n"
+            "print(sorted(os.listdir('/tmp')), sorted(os.listdir('.')), os.getpid(),\n"
+            "      sorted(p for p in os.listdir('/proc') if p.isdigit()))\n";
+        static const char leave[] = "import os, subprocess\n"
+                                    "open('/tmp/secret', 'w').write('s')\n"
+                                    "subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+                                    "print(os.getpid())\n";
+        struct fixture *f = *state;
+        struct run r;
+
+        prime(f);
+        run_warm(f, probe, &r);
+        assert_string_equal(r.out, "[] [] 2 ['1', '2']\n");
+        run_warm(f, leave, &r);
+        assert_string_equal(r.out, "2\n");
+        run_warm(f, probe, &r);
+        assert_string_equal(r.out, "[] [] 2 ['1', '2']\n");
+        /* the premise: a sandbox's /tmp does take files, and the probe sees them */
+        run_warm(f,
+                 "open('/tmp/x', 'w').close()\n"
+                 "import os; print(os.listdir('/tmp'))",
+                 &r);
+        assert_string_equal(r.out, "['x']\n");
+}
+
+/* The stub and the code run under the call's seccomp filter, rlimits, uid
+ * and cgroup: the same as a cold sandbox's, and a denied call is denied. */
+static void test_same_policy(void **state)
+{
+        static const char probe[] =
+            "import resource, os\n"
+            "st = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines()\n"
+            "          if ':\\t' in l)\n"
+            "print(st['Seccomp'].strip(), st['NoNewPrivs'].strip(), st['CapEff'].strip())\n"
+            "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))\n"
+            "       if n.startswith('RLIMIT_')])\n"
+            "print(open('/proc/self/cgroup').read().count('\\n') > 0, os.getuid(), os.getgid())\n";
+        static const char denied[] = "import ctypes, os\n"
+                                     "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                     "r = libc.syscall(321, 0, 0, 0)  # bpf\n"
+                                     "print(r, os.strerror(ctypes.get_errno()))\n"
+                                     "r = libc.syscall(272, 0x10000000)  # unshare(CLONE_NEWUSER)\n"
+                                     "print(r, os.strerror(ctypes.get_errno()))\n";
+        struct fixture *f = *state;
+        struct run cold, warm;
+
+        prime(f);
+        run_code(f, probe, false, true, &cold);
+        run_warm(f, probe, &warm);
+        assert_int_equal(exec_result_status(&cold.res), 0);
+        assert_string_equal(warm.out, cold.out);
+        assert_non_null(strstr(warm.out, "2 1 ")); /* filtered, no new privileges */
+        run_warm(f, denied, &warm);
+        assert_string_equal(warm.out, "-1 Operation not permitted\n-1 Operation not permitted\n");
+}
+
+/* A warm sandbox may wait longer than the call's wall-clock limit: the
+ * clock starts at the call, and then holds. */
+static void test_clock_starts_at_call(void **state)
+{
+        struct fixture *f = *state;
+        struct run r;
+
+        timeout_ms = 1000;
+        prime(f);
+        wait_warm(f);
+        idle(f, 1500);
+        run_warm(f, "print('in time')", &r);
+        assert_int_equal(r.res.reason, EXEC_EXITED);
+        assert_string_equal(r.out, "in time\n");
+        run_warm(f, "import time; print('start', flush=True); time.sleep(10)", &r);
+        timeout_ms = 20000;
+        assert_int_equal(r.res.reason, EXEC_TIMEOUT);
+        assert_string_equal(r.out, "start\n");
+        assert_true(r.res.wall_ms >= 900 && r.res.wall_ms < 3000);
+}
+
+/* The CPU time a warm call reports (and is limited by, in its cgroup) is
+ * its own: the interpreter's start before the call is not in it. */
+static void test_cpu_from_call(void **state)
+{
+        struct fixture *f = *state;
+        struct exec_stats st;
+        struct run r;
+
+        prime(f);
+        wait_warm(f);
+        assert_int_equal(exec_engine_warm_stats(f->eng, &st), 0);
+        /* the premise: starting the interpreter costs measurable CPU time */
+        assert_true(st.cpu_ms >= 5);
+        run_code(f, "pass", true, false, &r);
+        assert_true(r.warm);
+        assert_int_equal(exec_result_status(&r.res), 0);
+        assert_true(r.res.cpu_ms < st.cpu_ms);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_same_as_python_c, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_fresh_each_call, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_same_policy, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_clock_starts_at_call, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cpu_from_call, setup, teardown),
+        };
+        return cmocka_run_group_tests_name("warm", tests, NULL, NULL);
+}

@@ -1013,6 +1013,7 @@ static unsigned on_exec_create(struct viewmodel *vm, const json_t *ev, uint64_t 
                                      .gen = vm->gen + 1};
         e->call_id = str_dup(get_str(ev, "call_id", NULL));
         e->label = str_dup(get_str(ev, "label", NULL));
+        get_bool(ev, "warm", &e->warm);
         e->sandbox = iso != NULL && strcmp(iso, "sandbox") == 0;
         get_limits(ev, &e->limits);
         return VM_DIRTY_EXECS | link_call(vm, e);

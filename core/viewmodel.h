@@ -141,6 +141,7 @@ struct viewmodel_exec {
         uint64_t id;
         char *call_id; /* "" outside a session */
         char *label;   /* exec.create's label ("mcp server NAME"), "" for none */
+        bool warm;     /* it took a sandbox started ahead (exec.create's warm) */
         long call;     /* index of that call, -1 when unknown */
         bool sandbox;  /* isolation: sandbox, else none */
         struct viewmodel_limits limits;

@@ -476,9 +476,9 @@ static void exec_title(struct app *a, char *line, size_t len, const struct viewm
                 snprintf(end, sizeof(end), "  exit %d", e->exit_code);
         else if (e->signal > 0)
                 snprintf(end, sizeof(end), "  signal %d", e->signal);
-        snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s%s%s", (unsigned long long)e->id,
-                 viewmodel_exec_state_name(e->state), age, (double)e->setup_us / 1000.0, end,
-                 e->label[0] != '\0' ? "  " : "", e->label);
+        snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s%s%s%s", (unsigned long long)e->id,
+                 viewmodel_exec_state_name(e->state), age, (double)e->setup_us / 1000.0,
+                 e->warm ? " warm" : "", end, e->label[0] != '\0' ? "  " : "", e->label);
 }
 
 void draw_execs(struct app *a, const struct layout_rect *r)

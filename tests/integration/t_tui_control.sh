@@ -3,7 +3,7 @@
 # tmux) with real sandboxes: the kill dialog's t sends SIGTERM, which a
 # command may answer by exiting on its own, and SIGKILL follows 5 s later
 # for one that ignores it; p freezes an execution (a counter it writes
-# stands still) and p again thaws it.
+# stands still) and p again thaws it; a warm interpreter's row says warm.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -68,4 +68,19 @@ expect_screen c "#3 killed" "a paused execution is killed by k"
 expect_screen c "Controls done" "the session goes on to its end" 10
 $T send-keys -t c q
 expect_screen c "EXITED 0" "quit"
+
+# a call that took a warm interpreter says so in its row
+cat >"$WORK/s/py.jsonl" <<'EOF'
+{"content": "Python twice.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print('first')"}}]}
+{"content": "Again.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print('second')"}}]}
+{"content": "Python done."}
+EOF
+start w 160x40 "$PROCTOR --mode sandbox --model script:$WORK/s/py.jsonl"
+expect_screen w "Where should this session's tools run" "setup for the warm interpreter"
+$T send-keys -t w go Enter
+expect_screen w "Python done" "two Python calls" 15
+expect_screen w "#2 exited .*setup [0-9.]+ms warm" "the second took a warm interpreter, and the row says so"
+check "the first was cold" sh -c "! $T capture-pane -p -t w | grep -E '#1 exited' | grep -q warm"
+$T send-keys -t w q
+expect_screen w "EXITED 0" "quit after the warm calls"
 finish

@@ -7,7 +7,8 @@
 set -eu
 PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
       libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
-      clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh"
+      clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh
+      zlib1g-dev busybox-static"
 missing=""
 for p in $PKGS; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

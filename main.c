@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/cmd_exec.h"
+#include "core/cmd_images.h"
 #include "core/cmd_run.h"
 #include "core/config.h"
 #include "core/doctor.h"
@@ -24,6 +25,7 @@ static void print_help(void)
                "  proctor replay [--speed N|max] TRACE    play a recorded session, read-only\n"
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
                "  proctor doctor [--json]                 what isolation this host offers\n"
+               "  proctor images [prune]                  the image cache for --image\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
                "a session's options (the supervisor and run):\n%s%s\n"
@@ -68,6 +70,8 @@ static int dispatch(int argc, char **argv)
                 return cmd_exec_main(argc - 1, argv + 1);
         if (strcmp(cmd, "doctor") == 0)
                 return doctor_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "images") == 0)
+                return cmd_images_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
         if (strcmp(cmd, "replay") == 0) {

@@ -73,6 +73,7 @@ struct exec_request {
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
+        const char *image;      /* the image the engine's root comes from, for events; or NULL */
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -113,6 +114,9 @@ struct exec_engine_opts {
         uint32_t stats_interval_ms; /* 0: 250 */
         bool no_cgroups;            /* force the rlimit-only path */
         unsigned prewarm;           /* children kept ready for the next spawn (0: none) */
+        /* An image's root (exec/image) that every sandbox gets read-only
+         * instead of the host's /usr and /etc entries; NULL: the host's. */
+        const char *image_root;
 };
 
 /* Creates the engine: detects cgroups, removes stale cgroups that dead

@@ -27,6 +27,9 @@ struct session_opts {
         uint64_t max_iterations;
         unsigned max_parallel;  /* executions at once; 0: 4 */
         uint64_t memory_budget; /* bytes; 0: session_default_budget's */
+        /* --image: opened (unpacked if need be) by session_new, applied to
+         * sandbox mode only; NULL: the host's root. */
+        const char *image;
 };
 
 #define SESSION_MAX_PARALLEL 4
@@ -38,6 +41,11 @@ struct session_opts {
 uint64_t session_default_budget(unsigned max_parallel, uint64_t memory_bytes, uint64_t host_total);
 
 struct session;
+struct image;
+
+/* The image the session's sandboxes are rooted in (exec/image.h has its
+ * ref, digest, Env, WorkingDir and User), or NULL for the host's root. */
+const struct image *session_image(const struct session *s);
 
 /* Opens the provider and the execution engine; emits nothing yet. Errors
  * (bad model spec, bad workspace) name the problem. */

@@ -509,15 +509,17 @@ static int unpack_entry(struct unpack *u, struct tar *t, struct tar_entry *e)
                                   ? "lies beyond a symbolic link or a file"
                                   : strerror(-dir));
         if (e->type == '5') {
-                if (mkdirat(dir, base, mode | 0700) != 0 && errno == EEXIST) {
+                if (mkdirat(dir, base, 0700) != 0 && errno == EEXIST) {
                         struct stat st;
                         if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                             !S_ISDIR(st.st_mode) && (rc = remove_at(dir, base)) == 0 &&
-                            mkdirat(dir, base, mode | 0700) != 0)
+                            mkdirat(dir, base, 0700) != 0)
                                 rc = -errno;
-                        if (rc == 0)
-                                fchmodat(dir, base, mode | 0700, AT_SYMLINK_NOFOLLOW);
                 }
+                /* Set, not masked by the umask; always open to its owner
+                 * so that the cache can be assembled and pruned. */
+                if (rc == 0 && fchmodat(dir, base, mode | 0700, 0) != 0)
+                        rc = -errno;
                 close(dir);
                 return rc;
         }

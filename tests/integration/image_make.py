@@ -48,6 +48,8 @@ def base_layer():
     ents = [("bin", {"kind": tarfile.DIRTYPE, "mode": 0o755}),
             ("bin/busybox", {"mode": 0o755, "data": bb}),
             ("bin/image-marker", {"data": b"from the image\n"}),
+            # proctor's bash tool runs `bash -c`; busybox has no bash applet
+            ("bin/bash", {"mode": 0o755, "data": b'#!/bin/sh\nexec /bin/sh "$@"\n'}),
             ("etc", {"kind": tarfile.DIRTYPE, "mode": 0o755}),
             ("etc/os-release", {"data": b"ID=proctor-test-image\nNAME=busybox\n"}),
             ("etc/profile", {"data": b"# lower\n"}),

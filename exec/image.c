@@ -1,11 +1,13 @@
 /* image: reads an image (a `docker save` tarball or an OCI layout
  * directory), unpacks each layer once into the cache by its diff_id and
  * assembles the root by hard-linking the layers in order, whiteouts applied.
+ * An engine's image comes through exec/image_engine as such a tarball.
  * Every tar entry is checked before anything is written: no absolute or `..`
  * paths, no link followed, no device node, no setuid bit. Nothing half-made
  * is ever trusted: each layer and root is built in a temporary directory
  * and renamed into place only when complete. */
 #include "exec/image.h"
+#include "exec/image_engine.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1089,18 +1091,40 @@ out:
         return rc;
 }
 
+/* An image in the engine's store, exported into a nameless file in the
+ * cache (gone when closed): read as any `docker save` tarball. */
+static int source_engine(const char *ref, struct source *src, char *err, size_t errlen)
+{
+        char dir[PATH_MAX], why[512];
+        int rc = image_cache_dir(dir, sizeof(dir));
+
+        if (rc == 0 && (src->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0)
+                rc = -errno;
+        if (rc < 0) {
+                snprintf(err, errlen, "no room in the image cache to export %s: %s", ref,
+                         strerror(-rc));
+                return rc;
+        }
+        if ((rc = image_engine_fetch(ref, src->fd, why, sizeof(why))) < 0) {
+                snprintf(err, errlen,
+                         "%s; or pass a tarball: `docker save %s -o FILE`, then --image FILE", why,
+                         ref);
+                return rc;
+        }
+        src->tarball = true;
+        return source_index(src, err, errlen);
+}
+
 static int source_open(const char *ref, struct source *src, char *err, size_t errlen)
 {
         struct stat st;
 
         memset(src, 0, sizeof(*src));
         src->fd = -1;
+        if (stat(ref, &st) != 0 && image_engine_name_ok(ref) && errno == ENOENT)
+                return source_engine(ref, src, err, errlen);
         if (stat(ref, &st) != 0) {
-                snprintf(err, errlen,
-                         "no image file or directory '%s'; images from a Docker or Podman "
-                         "engine's store are not read yet: run `docker save %s -o FILE` "
-                         "(after `docker pull %s` if needed) and pass --image FILE",
-                         ref, ref, ref);
+                snprintf(err, errlen, "no image file or directory '%s'", ref);
                 return -ENOENT;
         }
         src->tarball = S_ISREG(st.st_mode);

@@ -1,6 +1,7 @@
 /* image: the root filesystem of an OCI or Docker image for native
  * sandboxes, read from a `docker save` tarball or an OCI layout directory,
- * unpacked once per layer digest into the cache and assembled read-only.
+ * or the local engine, unpacked once per layer digest into the cache and
+ * assembled read-only.
  * Never writes outside the cache, never creates device nodes or setuid files,
  * never follows a link while unpacking, and never pulls from a registry. */
 #ifndef PROCTOR_IMAGE_H

@@ -73,9 +73,28 @@ expect_eq "PROCTOR_IMAGE sets it" "from the image" "$(cat "$WORK/o")"
 "$PROCTOR" exec --mode local --image "$IMG/base.tar" -- true 2>"$WORK/e"
 expect_eq "--image with local mode: usage error" 2 $?
 expect_match "says it needs sandbox mode" "needs --mode sandbox" "$(cat "$WORK/e")"
-"$PROCTOR" exec --mode sandbox --image alpine:latest -- true 2>"$WORK/e"
-expect_eq "an engine ref: a clear error" 2 $?
-expect_match "names docker save as the way" "docker save alpine:latest -o FILE" "$(cat "$WORK/e")"
+DOCKER_HOST="unix://$WORK/no-engine.sock" "$PROCTOR" exec --mode sandbox --image alpine:latest -- true 2>"$WORK/e"
+expect_eq "an engine name, no engine: usage error" 2 $?
+expect_match "names docker save as the other way" "docker save alpine:latest -o FILE" "$(cat "$WORK/e")"
+
+# ---- an image from the engine's store (a stand-in engine on a socket) ----
+python3 "$TOP/tests/integration/engine_fake.py" "$WORK/engine.sock" "test/base:1=$IMG/base.tar" >"$WORK/engine.log" 2>&1 &
+engine=$!
+for _ in $(seq 50); do [ -S "$WORK/engine.sock" ] && break; sleep 0.1; done
+export DOCKER_HOST="unix://$WORK/engine.sock"
+out=$(img test/base:1 -- cat /bin/image-marker 2>/dev/null)
+expect_eq "an engine's image by name" "from the image" "$out"
+expect_match "fetched with GET /images/NAME/get" "^GET /images/test/base:1/get HTTP/1.0" "$(cat "$WORK/engine.log")"
+img not/there:1 -- true 2>"$WORK/e"
+expect_eq "not in the store: usage error" 2 $?
+expect_match "says docker pull" "not in the engine's store.*docker pull not/there:1" "$(cat "$WORK/e")"
+img 'bad name;x' -- true 2>"$WORK/e"
+expect_eq "a name that needs escaping is refused" 2 $?
+DOCKER_HOST=tcp://127.0.0.1:1 "$PROCTOR" exec --mode sandbox --workspace "$WORK" --image test/base:1 -- true 2>"$WORK/e"
+expect_match "a TCP engine: said, not tried" "only an engine on a unix socket" "$(cat "$WORK/e")"
+kill "$engine"
+wait "$engine" 2>/dev/null
+unset DOCKER_HOST
 
 # ---- a session: run's bash tool in the image ----
 cat >"$WORK/s.jsonl" <<'S'

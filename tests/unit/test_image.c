@@ -351,7 +351,8 @@ static void test_bad_archives(void **state)
         assert_int_equal(write(fd, "{\"not\": \"a tar\"}", 16), 16);
         close(fd);
         assert_true(image_open(ref, &img, err, sizeof(err)) < 0);
-        /* an engine's name, not a file */
+        /* an engine's name, not a file, and no engine there */
+        setenv("DOCKER_HOST", "unix:///nonexistent/engine.sock", 1);
         assert_int_equal(image_open("alpine:3.20", &img, err, sizeof(err)), -ENOENT);
         assert_non_null(strstr(err, "docker save alpine:3.20 -o FILE"));
         no_leftovers();

@@ -1,6 +1,7 @@
 /* proctor: command-line entry. Parses the subcommand and hands over to the
  * layer that implements it; nothing else lives here. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,22 @@ static void print_help(void)
 
 static int dispatch(int argc, char **argv);
 
+/* The supervisor's sessions are opened by tui/app.c, which does not pass
+ * an image yet: refuse rather than quietly root its sandboxes in the host.
+ * Option errors are left for the supervisor itself to report. */
+static bool supervisor_image_refused(int argc, char **argv)
+{
+        struct options o;
+        char err[512];
+
+        if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0 || o.image == NULL)
+                return false;
+        fprintf(stderr, "proctor: the supervisor does not root sandboxes in an image yet "
+                        "(--image, PROCTOR_IMAGE or the config's \"image\"): use proctor run "
+                        "or proctor exec with it\n");
+        return true;
+}
+
 int main(int argc, char **argv)
 {
         int rc;
@@ -57,7 +74,7 @@ static int dispatch(int argc, char **argv)
 
         if (cmd == NULL || (cmd[0] == '-' && cmd[1] == '-' && strcmp(cmd, "--help") != 0 &&
                             strcmp(cmd, "--version") != 0))
-                return tui_main(argc, argv); /* `proctor [options]`: the supervisor */
+                return supervisor_image_refused(argc, argv) ? 2 : tui_main(argc, argv);
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help();
                 return 0;

@@ -84,10 +84,14 @@ static int read_head(int s, char *head, size_t cap, int *status, char **body, si
                 ssize_t r = read(s, head + n, cap - 1 - n);
                 if (r < 0 && errno == EINTR)
                         continue;
-                if (r <= 0 || (n += (size_t)r) >= cap - 1)
+                if (r <= 0)
                         return -EPROTO;
+                n += (size_t)r;
                 head[n] = '\0';
-                end = strstr(head, "\r\n\r\n");
+                /* The first read may hold the body's start as well. */
+                end = memmem(head, n, "\r\n\r\n", 4);
+                if (end == NULL && n >= cap - 1)
+                        return -EPROTO;
         }
         if (sscanf(head, "HTTP/1.%*d %d", status) != 1)
                 return -EPROTO;

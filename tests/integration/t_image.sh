@@ -82,7 +82,7 @@ python3 "$TOP/tests/integration/engine_fake.py" "$WORK/engine.sock" "test/base:1
 engine=$!
 for _ in $(seq 50); do [ -S "$WORK/engine.sock" ] && break; sleep 0.1; done
 export DOCKER_HOST="unix://$WORK/engine.sock"
-out=$(img test/base:1 -- cat /bin/image-marker 2>/dev/null)
+out=$(img test/base:1 -- cat /bin/image-marker 2>"$WORK/e") || cat "$WORK/e" "$WORK/engine.log"
 expect_eq "an engine's image by name" "from the image" "$out"
 expect_match "fetched with GET /images/NAME/get" "^GET /images/test/base:1/get HTTP/1.0" "$(cat "$WORK/engine.log")"
 img not/there:1 -- true 2>"$WORK/e"
@@ -95,6 +95,11 @@ expect_match "a TCP engine: said, not tried" "only an engine on a unix socket" "
 kill "$engine"
 wait "$engine" 2>/dev/null
 unset DOCKER_HOST
+
+# The supervisor does not take an image yet: it says so, never ignores it.
+"$PROCTOR" --image "$IMG/base.tar" </dev/null >/dev/null 2>"$WORK/e"
+expect_eq "supervisor with --image: refused" 2 $?
+expect_match "supervisor says why" "supervisor does not root sandboxes in an image yet" "$(cat "$WORK/e")"
 
 # ---- a session: run's bash tool in the image ----
 cat >"$WORK/s.jsonl" <<'S'

@@ -738,8 +738,40 @@ static uint64_t tree_bytes(int at)
 
 struct member {
         char *name;
+        char *link; /* a symbolic link's target member, resolved; or NULL */
         uint64_t off, size;
 };
+
+/* The member a relative link at `path` names: "a/b" + "../c/d" -> "c/d".
+ * -EPERM when it climbs out of the archive or is absolute. */
+static int member_link(const char *path, const char *target, char *out, size_t len)
+{
+        char buf[PATH_MAX * 2 + 2], *c, *save = NULL;
+        const char *slash = strrchr(path, '/');
+        size_t n = 0;
+
+        if (target[0] == '/')
+                return -EPERM;
+        snprintf(buf, sizeof(buf), "%.*s/%s", slash != NULL ? (int)(slash - path) : 0, path,
+                 target);
+        out[0] = '\0';
+        for (c = strtok_r(buf, "/", &save); c != NULL; c = strtok_r(NULL, "/", &save)) {
+                if (strcmp(c, ".") == 0)
+                        continue;
+                if (strcmp(c, "..") == 0) {
+                        char *up = strrchr(out, '/');
+                        if (n == 0)
+                                return -EPERM;
+                        n = up != NULL ? (size_t)(up - out) : 0;
+                        out[n] = '\0';
+                        continue;
+                }
+                n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "/" : "", c);
+                if (n >= len)
+                        return -ENAMETOOLONG;
+        }
+        return 0;
+}
 
 struct source {
         int fd; /* the tarball, or the directory */
@@ -747,6 +779,22 @@ struct source {
         struct member *m;
         size_t n;
 };
+
+/* `docker save` stores a layer met twice as a link to the first: each link
+ * member gets its target's data, links to links followed a few times. */
+static void members_resolve(struct source *src)
+{
+        for (int round = 0; round < 8; round++)
+                for (size_t i = 0; i < src->n; i++)
+                        for (size_t j = 0; src->m[i].link != NULL && j < src->n; j++)
+                                if (src->m[j].link == NULL &&
+                                    strcmp(src->m[j].name, src->m[i].link) == 0) {
+                                        free(src->m[i].link);
+                                        src->m[i].link = NULL;
+                                        src->m[i].off = src->m[j].off;
+                                        src->m[i].size = src->m[j].size;
+                                }
+}
 
 static int source_index(struct source *src, char *err, size_t errlen)
 {
@@ -769,7 +817,9 @@ static int source_index(struct source *src, char *err, size_t errlen)
         }
         while ((rc = tar_next(&t, e, err, errlen)) == 1) {
                 struct member *m;
-                if (e->type != '0' || path_clean(e->path) < 0)
+                char target[PATH_MAX];
+                if ((e->type != '0' && e->type != '2') || path_clean(e->path) < 0 ||
+                    (e->type == '2' && member_link(e->path, e->link, target, sizeof(target)) < 0))
                         continue;
                 m = realloc(src->m, (src->n + 1) * sizeof(*m));
                 if (m == NULL) {
@@ -777,23 +827,29 @@ static int source_index(struct source *src, char *err, size_t errlen)
                         break;
                 }
                 src->m = m;
-                m[src->n].name = strdup(e->path);
-                m[src->n].off = e->data_off;
-                m[src->n].size = e->size;
-                if (m[src->n].name == NULL) {
+                m[src->n] = (struct member){.name = strdup(e->path),
+                                            .link = e->type == '2' ? strdup(target) : NULL,
+                                            .off = e->data_off,
+                                            .size = e->size};
+                if (m[src->n].name == NULL || (e->type == '2' && m[src->n].link == NULL)) {
+                        free(m[src->n].name);
+                        free(m[src->n].link);
                         rc = -ENOMEM;
                         break;
                 }
                 src->n++;
         }
         free(e);
+        members_resolve(src);
         return rc;
 }
 
 static void source_close(struct source *src)
 {
-        for (size_t i = 0; i < src->n; i++)
+        for (size_t i = 0; i < src->n; i++) {
                 free(src->m[i].name);
+                free(src->m[i].link);
+        }
         free(src->m);
         if (src->fd >= 0)
                 close(src->fd);
@@ -811,7 +867,7 @@ static int source_stream(struct source *src, const char *name, struct stream *s,
         *ownfd = -1;
         if (src->tarball) {
                 for (size_t i = 0; i < src->n; i++)
-                        if (strcmp(src->m[i].name, clean) == 0)
+                        if (strcmp(src->m[i].name, clean) == 0 && src->m[i].link == NULL)
                                 return stream_open(s, src->fd, src->m[i].off, src->m[i].size);
                 return -ENOENT;
         }

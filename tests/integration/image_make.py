@@ -8,7 +8,10 @@ image_make.py KIND OUT [--oci]
                   setgid files (to be neutralized)
         dotdot | absolute | linkout | through | hardout
                   base + a layer that tries one path escape (to be refused)
-  OUT: a `docker save` tarball, or with --oci an OCI layout directory.
+  OUT: a `docker save` tarball, or with --oci an OCI layout directory;
+  --links: the old `docker save` layout (ID/layer.tar, ID.json), the base
+  layer reached through a symbolic link member as docker writes for a
+  layer met twice.
 """
 import gzip
 import hashlib
@@ -113,6 +116,21 @@ def main():
     blobs = {sha(config): config}
     for s in stored:
         blobs[sha(s)] = s
+    if "--links" in sys.argv:
+        members = {sha(config) + ".json": config}
+        names = []
+        for i, s in enumerate(stored):
+            members["%064x/layer.tar" % (i + 1)] = s
+            names.append("%064x/layer.tar" % (i + 1))
+        names[0] = "%064x/layer.tar" % 99
+        manifest = [{"Config": sha(config) + ".json", "RepoTags": ["test:" + kind],
+                     "Layers": names}]
+        members["manifest.json"] = json.dumps(manifest).encode()
+        with tarfile.open(out, "w") as t:
+            t.addfile(*info(names[0], kind=tarfile.SYMTYPE, link="../%064x/layer.tar" % 1))
+            for name, data in members.items():
+                t.addfile(*info(name, data=data))
+        return
     if not oci:
         members = {"blobs/sha256/" + h: b for h, b in blobs.items()}
         manifest = [{"Config": "blobs/sha256/" + sha(config), "RepoTags": ["test:" + kind],

@@ -17,6 +17,7 @@ give_away "$ESC"
 python3 "$MK" base "$IMG/base.tar"
 python3 "$MK" base "$IMG/oci" --oci
 python3 "$MK" hostile "$IMG/hostile.tar"
+python3 "$MK" base "$IMG/old.tar" --links
 for k in dotdot absolute linkout through hardout; do
         ESCAPE_DIR="$ESC" python3 "$MK" "$k" "$IMG/$k.tar"
 done
@@ -58,6 +59,7 @@ samefile
 
 # ---- the OCI layout gives the same root and digest ----
 expect_eq "OCI layout: same files" "from the image" "$(img "$IMG/oci" -- cat /bin/image-marker 2>/dev/null)"
+expect_eq "old docker save layout, a layer through a link member" "from the image" "$(XDG_CACHE_HOME="$WORK/cache2" img "$IMG/old.tar" -- cat /bin/image-marker 2>/dev/null)"
 out=$("$PROCTOR" images)
 expect_match "images lists the tarball" "base.tar +sha256:[0-9a-f]{12} +[0-9.]+M " "$out"
 expect_eq "the OCI layout shares its root (same config digest)" 1 "$(ls "$CACHE/roots" | wc -l)"

@@ -3,7 +3,7 @@
 # `make fuzz` runs the fuzz harnesses under libFuzzer (clang).
 
 CC      ?= cc
-PKGS    := ncursesw libuv jansson libseccomp
+PKGS    := ncursesw libuv jansson libseccomp zlib
 # libcurl: headers only; it is loaded at run time by core/http (dlopen).
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

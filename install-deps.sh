@@ -9,7 +9,8 @@
 set -eu
 PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
       libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
-      clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh"
+      clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh
+      zlib1g-dev busybox-static"
 command -v node >/dev/null && command -v npm >/dev/null || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do

@@ -1,10 +1,12 @@
 /* proctor: command-line entry. Parses the subcommand and hands over to the
  * layer that implements it; nothing else lives here. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/cmd_exec.h"
+#include "core/cmd_images.h"
 #include "core/cmd_run.h"
 #include "core/config.h"
 #include "core/doctor.h"
@@ -26,6 +28,7 @@ static void print_help(void)
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor mcp list [options]              MCP servers, their state and tools\n"
+               "  proctor images [prune]                  the image cache for --image\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
                "a session's options (the supervisor and run):\n%s%s\n"
@@ -57,7 +60,7 @@ static int dispatch(int argc, char **argv)
 
         if (cmd == NULL || (cmd[0] == '-' && cmd[1] == '-' && strcmp(cmd, "--help") != 0 &&
                             strcmp(cmd, "--version") != 0))
-                return tui_main(argc, argv); /* `proctor [options]`: the supervisor */
+                return tui_main(argc, argv);
         if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
                 print_help();
                 return 0;
@@ -72,6 +75,8 @@ static int dispatch(int argc, char **argv)
                 return doctor_main(argc - 1, argv + 1);
         if (strcmp(cmd, "mcp") == 0)
                 return mcp_cmd_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "images") == 0)
+                return cmd_images_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
         if (strcmp(cmd, "replay") == 0) {

@@ -16,6 +16,8 @@
 #include "core/exec_report.h"
 #include "core/options.h"
 #include "core/termout.h"
+#include "core/cmd_images.h"
+#include "exec/image.h"
 
 struct run {
         struct exec *e;
@@ -103,13 +105,40 @@ static void print_help(void)
                options_help);
 }
 
+/* Opens --image for the sandbox's root: 0, or the exit status when it
+ * cannot be used (2 for a bad request, 125 when it cannot be unpacked). */
+static int open_image(const struct options *o, struct image **img, struct exec_engine_opts *eo,
+                      struct exec_request *req)
+{
+        char err[768];
+        int rc;
+
+        if (o->mode != EXEC_SANDBOX) {
+                fprintf(stderr, "proctor exec: --image gives a sandbox its root: it needs "
+                                "--mode sandbox\n");
+                return 2;
+        }
+        if ((rc = image_open(o->image, img, err, sizeof(err))) < 0) {
+                fprintf(stderr, "proctor exec: --image %s: %s\n", o->image, err);
+                return rc == -ENOENT || rc == -EINVAL ? 2 : 125;
+        }
+        eo->image_root = image_root(*img);
+        req->env_extra = image_env(*img);
+        req->image = image_ref(*img);
+        if (!o->json)
+                cmd_images_notes(*img, "proctor exec", stderr);
+        return 0;
+}
+
 int cmd_exec_main(int argc, char **argv)
 {
         struct options o;
         struct run r;
         struct exec_request req;
         struct exec_engine *eng = NULL;
+        struct exec_engine_opts eo = {0};
         struct exec_workspace *ws = NULL;
+        struct image *img = NULL;
         struct bus *bus = NULL;
         uv_loop_t loop;
         char err[512], why[300];
@@ -145,12 +174,17 @@ int cmd_exec_main(int argc, char **argv)
                 return 2;
         }
         req.ws = ws;
+        if (o.image != NULL && (rc = open_image(&o, &img, &eo, &req)) != 0) {
+                exec_workspace_free(ws);
+                return rc;
+        }
         uv_loop_init(&loop);
-        rc = exec_engine_new(&loop, NULL, &eng, err, sizeof(err));
+        rc = exec_engine_new(&loop, &eo, &eng, err, sizeof(err));
         if (rc < 0) {
                 fprintf(stderr, "proctor exec: %s\n", err);
                 uv_loop_close(&loop);
                 exec_workspace_free(ws);
+                image_free(img);
                 return 125;
         }
         bus = bus_new();
@@ -200,5 +234,6 @@ out:
         bus_free(bus);
         termout_free(&r.out[0]);
         termout_free(&r.out[1]);
+        image_free(img);
         return status;
 }

@@ -355,6 +355,13 @@ int cmd_run_main(int argc, char **argv)
         so.max_iterations = o.max_iterations;
         so.max_parallel = (unsigned)o.max_parallel;
         so.memory_budget = o.memory_budget;
+        so.image = o.image;
+        if (o.image != NULL && o.mode != EXEC_SANDBOX) {
+                fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "
+                                "--mode sandbox\n");
+                free(prompt);
+                return 2;
+        }
         uv_loop_init(&loop);
         bus = bus_new();
         rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));

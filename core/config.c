@@ -57,6 +57,7 @@ static const struct key top_keys[] = {
     {"base_url", K_STR, FIELD(base_url), 0, 0, NULL},
     {"workspace", K_PATH, FIELD(workspace), 0, 0, NULL},
     {"workspace_mode", K_WSMODE, FIELD(ws_mode), 0, 0, NULL},
+    {"image", K_PATH, FIELD(image), 0, 0, NULL},
     {"limits", K_SECTION, 0, 0, 0, 0, limit_keys},
     {"max_iterations", K_COUNT, FIELD(max_iterations), 1, 1000000000, NULL},
     {"max_parallel", K_COUNT, FIELD(max_parallel), 1, 1000000000, NULL},
@@ -482,6 +483,7 @@ static int apply_env(struct options *o, char *err, size_t errlen)
         } strs[] = {
             {"PROCTOR_MODEL", offsetof(struct options, model)},
             {"PROCTOR_BASE_URL", offsetof(struct options, base_url)},
+            {"PROCTOR_IMAGE", offsetof(struct options, image)},
         };
         const char *v = getenv("TOOL_EXECUTION_MODE");
         size_t i;

@@ -434,6 +434,8 @@ static int spawn(struct dispatch_ctx *dx, struct tool_run *r, char *err, size_t 
         req.workspace = dx->workspace;
         req.ws = dx->ws;
         req.ws_mode = dx->ws_mode;
+        req.image = dx->image;
+        req.env_extra = dx->env_extra;
         req.stdin_data = in;
         req.stdin_len = in != NULL ? strlen(in) : 0;
         req.warm = r->warm && dx->mode == EXEC_SANDBOX;

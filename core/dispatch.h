@@ -25,6 +25,8 @@ struct dispatch_ctx {
         struct exec_workspace *ws; /* the same, opened once for the session */
         enum exec_ws_mode ws_mode;
         struct exec_limits limits;
+        const char *image;         /* the engine's image root, for events; or NULL */
+        char *const *env_extra;    /* the image's Env for sandboxes; or NULL */
         struct tools_cache *cache; /* local mode's cache; persists across calls */
         struct mcp *mcp;           /* the session's MCP servers (mcp__ tools); may be NULL */
         unsigned max_parallel;     /* executions live at once; 0: no cap */

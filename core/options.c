@@ -14,6 +14,8 @@ const char options_help[] =
     "  --workspace DIR             the directory tools work in (default: current)\n"
     "  --workspace-mode MODE       sandbox view of it: rw, ro, overlay (writes discarded),\n"
     "                              none (default rw)\n"
+    "  --image REF                 sandbox root from an image: the local engine's NAME, a\n"
+    "                              `docker save` tarball or an OCI layout (PROCTOR_IMAGE)\n"
     "  --memory SIZE               memory limit per execution (default 512M)\n"
     "  --cpu-time SECS             CPU time limit per execution (default 5)\n"
     "  --timeout SECS              wall-clock limit per execution (default 120)\n"
@@ -105,6 +107,7 @@ static const struct opt opts[] = {
     {"config", O_STR, OFF(config)},
     {"workspace", O_STR, OFF(workspace)},
     {"workspace-mode", O_WSMODE, OFF(ws_mode)},
+    {"image", O_STR, OFF(image)},
     {"memory", O_SIZE, OFF(limits.memory_bytes)},
     {"cpu-time", O_SECS, OFF(limits.cpu_ms)},
     {"timeout", O_SECS, OFF(limits.timeout_ms)},

@@ -18,6 +18,9 @@ struct options {
         const char *config;
         const char *workspace;
         enum exec_ws_mode ws_mode;
+        /* --image: a `docker save` tarball or OCI layout for sandboxes' root
+         * (exec/image); NULL: the host's. */
+        const char *image;
         struct exec_limits limits;
         uint64_t max_iterations;
         uint64_t max_parallel;        /* executions of a session at once */

@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "core/dispatch.h"
+#include "exec/image.h"
 #include "core/exec_report.h"
 #include "core/mcp.h"
 #include "core/options.h"
@@ -35,6 +36,7 @@ struct session {
         char *pending_prompt; /* that prompt */
         char id[48];
         struct exec_workspace *ws; /* opened once: every call gets this directory */
+        struct image *img;         /* opts.image, opened */
         bool budget_defaulted;     /* the memory budget follows the memory limit */
         const char *workspace;     /* its path */
         char system[PATH_MAX + 512];
@@ -133,6 +135,11 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         rc = provider_open(loop, o->model, &o->provider, &s->provider, err, errlen);
         if (rc < 0)
                 goto fail;
+        if (o->image != NULL) {
+                if ((rc = image_open(o->image, &s->img, err, errlen)) < 0)
+                        goto fail;
+                eo.image_root = image_root(s->img);
+        }
         rc = exec_engine_new(loop, &eo, &s->eng, err, errlen);
         if (rc < 0)
                 goto fail;
@@ -146,6 +153,7 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
 fail:
         provider_free(s->provider);
         exec_workspace_free(s->ws);
+        image_free(s->img);
         free(s);
         return rc;
 }
@@ -296,6 +304,27 @@ static int start_mcp(struct session *s)
         return 0;
 }
 
+/* What session.start says of the image: everything shown, even what is not
+ * applied (User, WorkingDir). */
+static json_t *image_json(const struct image *img)
+{
+        json_t *env = json_array();
+
+        if (img == NULL)
+                return json_null();
+        for (char *const *e = image_env(img); *e != NULL; e++)
+                json_array_append_new(env, json_string(*e));
+        return json_pack("{s:s,s:s,s:o,s:s,s:s}", "ref", image_ref(img), "digest",
+                         image_digest(img), "env", env, "workdir", image_workdir(img), "user",
+                         image_user(img));
+}
+
+static json_t *with_image(json_t *ev, const struct image *img)
+{
+        json_object_set_new(ev, "image", image_json(img));
+        return ev;
+}
+
 /* The mode is fixed from here on. */
 static int start(struct session *s)
 {
@@ -310,6 +339,10 @@ static int start(struct session *s)
         s->dx.ws = s->ws;
         s->dx.ws_mode = s->opts.ws_mode;
         s->dx.limits = s->opts.limits;
+        if (s->img != NULL && s->opts.mode == EXEC_SANDBOX) {
+                s->dx.image = image_ref(s->img);
+                s->dx.env_extra = image_env(s->img);
+        }
         s->dx.cache = s->cache;
         s->dx.max_parallel = s->opts.max_parallel;
         s->dx.memory_budget = s->opts.memory_budget;
@@ -333,22 +366,29 @@ static int start(struct session *s)
         json_object_set_new(limits, "memory_budget_bytes",
                             json_integer((json_int_t)s->opts.memory_budget));
         bus_emit(s->bus, "session.start",
-                 json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
-                           "mode", options_mode_name(s->opts.mode), "mode_from",
-                           s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
-                           s->provider->label, "scripted", s->provider->scripted, "workspace",
-                           s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                           "limits", limits, "limits_per_process",
-                           exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
-                                                     session_cgroup_limits(s)),
-                           "max_iterations",
-                           (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
-                           "version", PROCTOR_VERSION));
+                 with_image(
+                     json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
+                               "mode", options_mode_name(s->opts.mode), "mode_from",
+                               s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
+                               s->provider->label, "scripted", s->provider->scripted, "workspace",
+                               s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
+                               "limits", limits, "limits_per_process",
+                               exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
+                                                         session_cgroup_limits(s)),
+                               "max_iterations",
+                               (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
+                               "version", PROCTOR_VERSION),
+                     session_image(s)));
         if (s->mcp != NULL && mcp_server_count(s->mcp) > 0) {
                 s->mcp_starting = true;
                 mcp_start(s->mcp, on_mcp_ready, s);
         }
         return 0;
+}
+
+const struct image *session_image(const struct session *s)
+{
+        return s->opts.mode == EXEC_SANDBOX ? s->img : NULL;
 }
 
 static void on_end(enum agent_status st, void *ud)
@@ -494,5 +534,6 @@ void session_free(struct session *s)
         provider_free(s->provider);
         tools_cache_free(s->cache);
         exec_workspace_free(s->ws);
+        image_free(s->img);
         free(s);
 }

@@ -30,6 +30,9 @@ struct session_opts {
         /* The mcpServers object as JSON text (options.mcp_servers); NULL:
          * none. Its servers start with the session, before its first turn. */
         const char *mcp_servers;
+        /* --image: opened (unpacked if need be) by session_new, applied to
+         * sandbox mode only; NULL: the host's root. */
+        const char *image;
 };
 
 #define SESSION_MAX_PARALLEL 4
@@ -41,6 +44,11 @@ struct session_opts {
 uint64_t session_default_budget(unsigned max_parallel, uint64_t memory_bytes, uint64_t host_total);
 
 struct session;
+struct image;
+
+/* The image the session's sandboxes are rooted in (exec/image.h has its
+ * ref, digest, Env, WorkingDir and User), or NULL for the host's root. */
+const struct image *session_image(const struct session *s);
 
 /* Opens the provider and the execution engine; emits nothing yet. Errors
  * (bad model spec, bad workspace) name the problem. */

@@ -360,6 +360,12 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         if (eng == NULL)
                 return -ENOMEM;
         eng->loop = loop;
+        /* An image's root replaces the host's in every sandbox (exec/image). */
+        if (o != NULL && o->image_root != NULL &&
+            (rc = sandbox_host_open_root(&eng->host, o->image_root, err, errlen)) < 0) {
+                free(eng);
+                return rc;
+        }
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->prewarm = o != NULL ? o->prewarm : 0;
         eng->warm = o != NULL ? o->warm : 0;

@@ -81,6 +81,7 @@ struct exec_request {
          * may then be one the engine started ahead with the same request,
          * handed stdin_data at the call (see exec_engine_opts.warm). */
         bool warm;
+        const char *image; /* the image the engine's root comes from, for events; or NULL */
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -127,6 +128,9 @@ struct exec_engine_opts {
          * before it is not reported or limited by the cgroup, but counts
          * against RLIMIT_CPU, a per-process backstop in whole seconds. */
         unsigned warm;
+        /* An image's root (exec/image) that every sandbox gets read-only
+         * instead of the host's /usr and /etc entries; NULL: the host's. */
+        const char *image_root;
 };
 
 /* Creates the engine: detects cgroups, removes stale cgroups that dead

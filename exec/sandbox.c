@@ -5,6 +5,7 @@
  * nothing allocates. */
 #include "exec/sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -70,7 +71,7 @@ struct mount_attr_v1 {
 #define SANDBOX_NOFILE_SOFT 1024
 #define SANDBOX_NOFILE      4096
 #define SB_MAX_LINKS        24
-#define SB_MAX_BINDS        16
+#define SB_MAX_BINDS        40
 
 struct sb_file {
         char path[48]; /* relative to the new root */
@@ -84,10 +85,11 @@ struct sb_link {
 };
 
 struct sb_bind {
-        char src[48];       /* absolute host path */
+        char src[PATH_MAX]; /* absolute host path (under an image's root) */
         char path[48];      /* relative to the new root */
         unsigned long keep; /* locked flags of the source mount to keep */
         bool is_dir;
+        bool from_image; /* taken as a tree at birth (see take_image_trees) */
 };
 
 struct sandbox_host {
@@ -133,29 +135,32 @@ unsigned long sandbox_locked_flags(const char *path)
         return f;
 }
 
-static int host_add_bind(struct sandbox_host *h, const char *src, bool is_dir)
+static int host_add_bind(struct sandbox_host *h, const char *root, const char *src, bool is_dir)
 {
         struct sb_bind *b;
 
         if (h->nbinds == SB_MAX_BINDS)
                 return -ENOSPC;
         b = &h->binds[h->nbinds++];
-        snprintf(b->src, sizeof(b->src), "%s", src);
+        snprintf(b->src, sizeof(b->src), "%s%s", root, src);
         snprintf(b->path, sizeof(b->path), "%s", src + 1);
-        b->keep = sandbox_locked_flags(src);
+        b->keep = sandbox_locked_flags(b->src);
         b->is_dir = is_dir;
+        b->from_image = root[0] != '\0';
         return 0;
 }
 
-static int host_add_link(struct sandbox_host *h, const char *path)
+static int host_add_link(struct sandbox_host *h, const char *root, const char *path)
 {
+        char full[PATH_MAX];
         struct sb_link *l;
         ssize_t n;
 
         if (h->nlinks == SB_MAX_LINKS)
                 return -ENOSPC;
         l = &h->links[h->nlinks];
-        n = readlink(path, l->target, sizeof(l->target) - 1);
+        snprintf(full, sizeof(full), "%s%s", root, path);
+        n = readlink(full, l->target, sizeof(l->target) - 1);
         if (n < 0)
                 return -errno;
         l->target[n] = '\0';
@@ -164,15 +169,18 @@ static int host_add_link(struct sandbox_host *h, const char *path)
         return 0;
 }
 
-static int host_add_file(struct sandbox_host *h, const char *path, off_t size)
+static int host_add_file(struct sandbox_host *h, const char *root, const char *path, off_t size)
 {
+        char full[PATH_MAX];
         struct sb_file *f;
         ssize_t got = 0;
         int fd;
 
         if (h->nfiles == SB_MAX_FILES || size > (1 << 20))
                 return -ENOSPC;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        snprintf(full, sizeof(full), "%s%s", root, path);
+        /* An image's file is never followed out of its root. */
+        fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
         f = &h->files[h->nfiles];
@@ -194,9 +202,51 @@ static int host_add_file(struct sandbox_host *h, const char *path, off_t size)
         return 0;
 }
 
+/* An image's other top-level directories and links (/opt, /srv, /var...)
+ * come too; those a sandbox makes for itself never do. */
+static int image_add_top(struct sandbox_host *h, const char *root)
+{
+        static const char *const own[] = {"usr", "etc",       "proc",     "dev",     "tmp",
+                                          "sys", "workspace", ".proctor", ".oldroot"};
+        char path[NAME_MAX + 2];
+        struct dirent *de;
+        DIR *d = opendir(root);
+        int rc = 0;
+
+        if (d == NULL)
+                return -errno;
+        while (rc == 0 && (de = readdir(d)) != NULL) {
+                bool skip = de->d_name[0] == '.' &&
+                            (de->d_name[1] == '\0' || strcmp(de->d_name, "..") == 0);
+                for (size_t i = 0; i < sizeof(own) / sizeof(own[0]) && !skip; i++)
+                        skip = strcmp(de->d_name, own[i]) == 0;
+                for (size_t i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && !skip; i++)
+                        skip = strcmp(de->d_name, top_links[i] + 1) == 0;
+                if (skip)
+                        continue;
+                snprintf(path, sizeof(path), "/%s", de->d_name);
+                if (de->d_type == DT_DIR)
+                        rc = host_add_bind(h, root, path, true);
+                else if (de->d_type == DT_LNK)
+                        rc = host_add_link(h, root, path);
+        }
+        closedir(d);
+        return rc;
+}
+
 int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen)
 {
+        return sandbox_host_open_root(out, NULL, err, errlen);
+}
+
+/* With an image (root not NULL), the same paths are taken from the image's
+ * root instead of the host's: its /usr, usrmerge links or top-level
+ * directories and the allowlisted /etc entries. */
+int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *err, size_t errlen)
+{
+        char full[PATH_MAX];
         struct sandbox_host *h = calloc(1, sizeof(*h));
+        const char *r = root != NULL ? root : "";
         struct stat st;
         ssize_t n;
         size_t i;
@@ -213,29 +263,34 @@ int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen)
         }
         h->self_exe[n] = '\0';
         h->self_keep = sandbox_locked_flags(h->self_exe);
-        rc = host_add_bind(h, "/usr", true);
+        snprintf(full, sizeof(full), "%s/usr", r);
+        rc = stat(full, &st) == 0 || root == NULL ? host_add_bind(h, r, "/usr", true) : 0;
         for (i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && rc == 0; i++) {
-                if (lstat(top_links[i], &st) != 0)
+                snprintf(full, sizeof(full), "%s%s", r, top_links[i]);
+                if (lstat(full, &st) != 0)
                         continue;
                 if (S_ISLNK(st.st_mode))
-                        rc = host_add_link(h, top_links[i]);
+                        rc = host_add_link(h, r, top_links[i]);
                 else if (S_ISDIR(st.st_mode))
-                        rc = host_add_bind(h, top_links[i], true);
+                        rc = host_add_bind(h, r, top_links[i], true);
         }
-        if (rc == 0 && stat("/usr/local", &st) == 0) {
+        if (rc == 0 && root != NULL)
+                rc = image_add_top(h, root);
+        if (rc == 0 && root == NULL && stat("/usr/local", &st) == 0) {
                 struct stat usr;
                 if (stat("/usr", &usr) == 0 && usr.st_dev != st.st_dev)
-                        rc = host_add_bind(h, "/usr/local", true);
+                        rc = host_add_bind(h, r, "/usr/local", true);
         }
         for (i = 0; i < sizeof(etc_allow) / sizeof(etc_allow[0]) && rc == 0; i++) {
-                if (lstat(etc_allow[i], &st) != 0)
+                snprintf(full, sizeof(full), "%s%s", r, etc_allow[i]);
+                if (lstat(full, &st) != 0)
                         continue;
                 if (S_ISLNK(st.st_mode))
-                        rc = host_add_link(h, etc_allow[i]);
+                        rc = host_add_link(h, r, etc_allow[i]);
                 else if (S_ISDIR(st.st_mode))
-                        rc = host_add_bind(h, etc_allow[i], true);
+                        rc = host_add_bind(h, r, etc_allow[i], true);
                 else if (S_ISREG(st.st_mode))
-                        rc = host_add_file(h, etc_allow[i], st.st_size);
+                        rc = host_add_file(h, r, etc_allow[i], st.st_size);
         }
         if (rc < 0) {
                 snprintf(err, errlen, "cannot prepare the sandbox root from the host: %s",
@@ -325,8 +380,29 @@ static void write_file(const struct sandbox_plan *p, const char *path, const cha
         close(fd);
 }
 
-/* Binds src onto path (relative to the new root) read-only, nosuid, nodev. */
-static void bind_ro(const struct sandbox_plan *p, const char *src, const char *path,
+/* An image's trees, one per bind (-1: bound by path), taken while the
+ * child still has its creator's ids: the image cache may sit in a home only
+ * they can enter. Each child has its own copy of this array. */
+static int image_trees[SB_MAX_BINDS];
+
+static void take_image_trees(const struct sandbox_plan *p)
+{
+        unsigned i;
+
+        for (i = 0; i < p->host->nbinds; i++) {
+                image_trees[i] = -1;
+                if (!p->host->binds[i].from_image)
+                        continue;
+                image_trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, p->host->binds[i].src,
+                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (image_trees[i] < 0)
+                        setup_fail(p, p->host->binds[i].src);
+        }
+}
+
+/* Binds src (or the detached tree, when not -1) onto path (relative to the
+ * new root) read-only, nosuid, nodev. */
+static void bind_ro(const struct sandbox_plan *p, const char *src, int tree, const char *path,
                     unsigned long keep, bool is_dir)
 {
         if (is_dir) {
@@ -335,8 +411,12 @@ static void bind_ro(const struct sandbox_plan *p, const char *src, const char *p
         } else {
                 write_file(p, path, "", 0);
         }
-        if (mount(src, path, NULL, MS_BIND, NULL) != 0)
+        if (tree >= 0
+                ? syscall(SYS_move_mount, tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0
+                : mount(src, path, NULL, MS_BIND, NULL) != 0)
                 setup_fail(p, src);
+        if (tree >= 0)
+                close(tree);
         if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | keep,
                   NULL) != 0)
                 setup_fail(p, path);
@@ -499,7 +579,8 @@ static void build_base(const struct sandbox_plan *p, int self)
                 setup_fail(p, "chdir new root");
         mkdirs(p, dirs);
         for (i = 0; i < h->nbinds; i++)
-                bind_ro(p, h->binds[i].src, h->binds[i].path, h->binds[i].keep, h->binds[i].is_dir);
+                bind_ro(p, h->binds[i].src, image_trees[i], h->binds[i].path, h->binds[i].keep,
+                        h->binds[i].is_dir);
         for (i = 0; i < h->nlinks; i++)
                 if (symlink(h->links[i].target, h->links[i].path) != 0)
                         setup_fail(p, h->links[i].path);
@@ -1297,6 +1378,7 @@ void sandbox_child(const struct sandbox_plan *p)
                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
                 if (self < 0)
                         setup_fail(p, "open proctor's binary");
+                take_image_trees(p);
         }
         if (p->isolate && p->switch_ids) {
                 switch_ids(p);

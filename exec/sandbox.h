@@ -23,6 +23,8 @@ struct seccomp_policy;
 struct sandbox_host;
 
 int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen);
+/* The same, from an image's root (exec/image) instead of the host's. */
+int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *err, size_t errlen);
 void sandbox_host_free(struct sandbox_host *h);
 
 /* Messages the child sends on the status pipe, each one write() so that

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/image.h"
 #include "tui/draw.h"
 #include "tui/text.h"
 
@@ -28,6 +29,26 @@ static void draw_setup_limits(struct app *a, int y, int x, int w)
         }
         if (!focused && at + 12 < x + w)
                 draw_put(a, y, at, x + w - at, THEME_TEXT_DIM, "(Tab to edit)");
+}
+
+/* The image sandboxes are rooted in (--image), if any: what it is, and that
+ * its User and WorkingDir are shown, not applied. */
+static void draw_setup_image(struct app *a, int *y, int x, int w)
+{
+        const struct image *img = a->s != NULL ? session_image(a->s) : NULL;
+        const char *d = img != NULL ? image_digest(img) : "";
+        char line[512];
+
+        if (img == NULL)
+                return;
+        if (strncmp(d, "sha256:", 7) == 0)
+                d += 7;
+        snprintf(line, sizeof(line), "image      %s (%.12s)%s%s%s%s%s", image_ref(img), d,
+                 image_user(img)[0] || image_workdir(img)[0] ? "; not applied:" : "",
+                 image_user(img)[0] ? " User " : "", image_user(img),
+                 image_workdir(img)[0] ? " WorkingDir " : "", image_workdir(img));
+        draw_put_untrusted(a, (*y)++, x, w, a->mode == EXEC_SANDBOX ? THEME_TEXT : THEME_TEXT_DIM,
+                           line, strlen(line));
 }
 
 void draw_setup(struct app *a)
@@ -97,6 +118,7 @@ void draw_setup(struct app *a)
                 draw_put_untrusted(a, y++, x, w, net ? THEME_WARNING : THEME_TEXT, line,
                                    strlen(line));
         draw_setup_limits(a, y++, x, w);
+        draw_setup_image(a, &y, x, w);
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }

@@ -24,7 +24,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-for b in build/bench/spawn build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel build/bench/flood \
+for b in build/bench/spawn build/bench/image build/bench/cli build/bench/kill build/bench/tui_frame build/bench/dispatch build/bench/viewmodel build/bench/flood \
         build/bench/pywarm \
         ./proctor; do
         if [ ! -x "$b" ]; then
@@ -40,6 +40,16 @@ echo
 build/bench/spawn -n "${SPAWN_ROUNDS:-200}" || status=1
 echo
 build/bench/spawn -n "${SESSION_ROUNDS:-50}" -w 3 -P 1 -S "$pause" || status=1
+echo
+# An image built here (busybox layers, no engine), unpacked once before timing.
+imgdir=$(mktemp -d /tmp/proctor-bench-img.XXXXXX)
+if [ -x /bin/busybox ] && python3 tests/integration/image_make.py base "$imgdir/base.tar"; then
+        XDG_CACHE_HOME="$imgdir/cache" build/bench/image -i "$imgdir/base.tar" \
+                -n "${IMAGE_ROUNDS:-200}" || status=1
+else
+        echo "image benchmark skipped: it needs python3 and /bin/busybox (busybox-static)"
+fi
+rm -rf "$imgdir"
 echo
 build/bench/cli -n "${CLI_RUNS:-100}" -p ./proctor || status=1
 echo

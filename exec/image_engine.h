@@ -1,0 +1,19 @@
+/* image_engine: an image exported from the local Docker or Podman engine
+ * (Engine API `GET /images/{name}/get` over its unix socket) as a `docker
+ * save` tarball, for exec/image. Never pulls from a registry, never speaks
+ * to a TCP engine, never sends anything but the one request. */
+#ifndef PROCTOR_IMAGE_ENGINE_H
+#define PROCTOR_IMAGE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether `name` can be an engine's image name (registry/repo:tag or
+ * @digest, nothing that needs escaping in a URL path). */
+bool image_engine_name_ok(const char *name);
+
+/* Writes the engine's export of `name` to out_fd. 0, or -errno with err
+ * (-ENOENT: no engine socket, or no such image in its store). */
+int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,162 @@
+#!/bin/bash
+# --image: sandboxes rooted in an image built here without any engine (a
+# `docker save` tarball and an OCI layout of busybox layers): the image's
+# files, not the host's; whiteouts and opaque directories applied; hostile
+# layers refused (path escapes) or neutralized (devices, setuid), checked
+# from outside (nothing written beyond the cache) and from inside.
+# as-user: yes
+. "$(dirname "$0")/lib.sh"
+
+MK="$TOP/tests/integration/image_make.py"
+export XDG_CACHE_HOME="$WORK/cache"
+CACHE="$XDG_CACHE_HOME/proctor/images"
+IMG="$WORK/img"
+ESC="$WORK/escape-target"
+mkdir -p "$IMG" "$ESC"
+give_away "$ESC"
+python3 "$MK" base "$IMG/base.tar"
+python3 "$MK" base "$IMG/oci" --oci
+python3 "$MK" hostile "$IMG/hostile.tar"
+python3 "$MK" base "$IMG/old.tar" --links
+for k in dotdot absolute linkout through hardout; do
+        ESCAPE_DIR="$ESC" python3 "$MK" "$k" "$IMG/$k.tar"
+done
+img() { sandbox --image "$@"; }
+
+# ---- the image's root, not the host's ----
+out=$(img "$IMG/base.tar" -- sh -c 'cat /bin/image-marker; cat /etc/os-release; test -e /usr/bin/python3 && echo host-python; cat /etc/debian_version 2>&1; ls /usr' 2>/dev/null)
+expect_match "the image's own file" "^from the image" "$out"
+expect_match "the image's /etc/os-release" "ID=proctor-test-image" "$out"
+expect_no_match "no host /usr in the image root" "host-python" "$out"
+expect_match "no host /etc/debian_version" "No such file" "$out"
+out=$(img "$IMG/base.tar" -- sh -c 'id -u; stat -f -c %T /; echo $PATH; echo $IMAGE_VAR; echo $HOME; pwd' 2>/dev/null)
+expect_eq "sandbox uid, tmpfs root, image PATH and Env, own HOME, /workspace" "1000
+tmpfs
+/bin:/image-path
+from-image
+/tmp
+/workspace" "$out"
+out=$(img "$IMG/base.tar" -- sh -c 'touch /bin/x 2>&1; touch /opq/x 2>&1; echo ok > /tmp/t && cat /tmp/t; ls /workspace >/dev/null && echo ws' 2>/dev/null)
+expect_eq "image read-only, /tmp and /workspace as today" "touch: /bin/x: Read-only file system
+touch: /opq/x: Read-only file system
+ok
+ws" "$out"
+
+# The default cache sits in a home only its owner may enter (root's is
+# 0700), which the sandbox's user may not: the image is still reached.
+mkdir -m 700 "$WORK/home"
+out=$(HOME="$WORK/home" XDG_CACHE_HOME= sandbox --image "$IMG/base.tar" -- cat /bin/image-marker 2>/dev/null)
+expect_eq "default cache in a 0700 home" "from the image" "$out"
+check "the default cache is under HOME" test -d "$WORK/home/.cache/proctor/images/roots"
+
+# ---- whiteouts and opaque directories from the upper (gzip) layer ----
+out=$(img "$IMG/base.tar" -- sh -c 'ls /bin/gone 2>&1; ls /opq; cat /etc/profile; ls -i /opq/new /opq/samefile | cut -d" " -f1 | uniq | wc -l' 2>/dev/null)
+expect_eq "whiteout, opaque dir, replaced file, hard link" "ls: /bin/gone: No such file or directory
+new
+samefile
+# upper
+1" "$out"
+
+# ---- the OCI layout gives the same root and digest ----
+expect_eq "OCI layout: same files" "from the image" "$(img "$IMG/oci" -- cat /bin/image-marker 2>/dev/null)"
+expect_eq "old docker save layout, a layer through a link member" "from the image" "$(XDG_CACHE_HOME="$WORK/cache2" img "$IMG/old.tar" -- cat /bin/image-marker 2>/dev/null)"
+out=$("$PROCTOR" images)
+expect_match "images lists the tarball" "base.tar +sha256:[0-9a-f]{12} +[0-9.]+M " "$out"
+expect_eq "the OCI layout shares its root (same config digest)" 1 "$(ls "$CACHE/roots" | wc -l)"
+
+# ---- what is shown but not applied ----
+err=$(img "$IMG/base.tar" -- true 2>&1 >/dev/null)
+expect_match "User shown, not applied" "image User '1000:1000' is not applied" "$err"
+expect_match "WorkingDir shown, not applied" "WorkingDir '/srv/app' is not applied" "$err"
+out=$(img "$IMG/base.tar" --json -- true 2>/dev/null | json_field exec.create image)
+expect_eq "exec.create carries the image" "$IMG/base.tar" "$out"
+PROCTOR_IMAGE="$IMG/base.tar" "$PROCTOR" exec --mode sandbox --workspace "$WORK" -- cat /bin/image-marker >"$WORK/o" 2>/dev/null
+expect_eq "PROCTOR_IMAGE sets it" "from the image" "$(cat "$WORK/o")"
+"$PROCTOR" exec --mode local --image "$IMG/base.tar" -- true 2>"$WORK/e"
+expect_eq "--image with local mode: usage error" 2 $?
+expect_match "says it needs sandbox mode" "needs --mode sandbox" "$(cat "$WORK/e")"
+DOCKER_HOST="unix://$WORK/no-engine.sock" "$PROCTOR" exec --mode sandbox --image alpine:latest -- true 2>"$WORK/e"
+expect_eq "an engine name, no engine: usage error" 2 $?
+expect_match "names docker save as the other way" "docker save alpine:latest -o FILE" "$(cat "$WORK/e")"
+
+# ---- an image from the engine's store (a stand-in engine on a socket) ----
+python3 "$TOP/tests/integration/engine_fake.py" "$WORK/engine.sock" "test/base:1=$IMG/base.tar" >"$WORK/engine.log" 2>&1 &
+engine=$!
+for _ in $(seq 50); do [ -S "$WORK/engine.sock" ] && break; sleep 0.1; done
+export DOCKER_HOST="unix://$WORK/engine.sock"
+out=$(img test/base:1 -- cat /bin/image-marker 2>"$WORK/e") || cat "$WORK/e" "$WORK/engine.log"
+expect_eq "an engine's image by name" "from the image" "$out"
+expect_match "fetched with GET /images/NAME/get" "^GET /images/test/base:1/get HTTP/1.0" "$(cat "$WORK/engine.log")"
+img not/there:1 -- true 2>"$WORK/e"
+expect_eq "not in the store: usage error" 2 $?
+expect_match "says docker pull" "not in the engine's store.*docker pull not/there:1" "$(cat "$WORK/e")"
+img 'bad name;x' -- true 2>"$WORK/e"
+expect_eq "a name that needs escaping is refused" 2 $?
+DOCKER_HOST=tcp://127.0.0.1:1 "$PROCTOR" exec --mode sandbox --workspace "$WORK" --image test/base:1 -- true 2>"$WORK/e"
+expect_match "a TCP engine: said, not tried" "only an engine on a unix socket" "$(cat "$WORK/e")"
+kill "$engine"
+wait "$engine" 2>/dev/null
+unset DOCKER_HOST
+
+# The supervisor: the setup screen names the image, its sandboxes are in it
+. "$(dirname "$0")/tmux.sh"
+cat >"$WORK/sv.jsonl" <<'S'
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "cat /bin/image-marker"}}]}
+{"content": "Seen the image."}
+S
+start sv 160x40 "XDG_CACHE_HOME=$XDG_CACHE_HOME $PROCTOR --mode sandbox --image $IMG/base.tar --model script:$WORK/sv.jsonl"
+expect_screen sv "image      $IMG/base.tar \([0-9a-f]{12}\)" "the setup screen names the image and its digest"
+$T send-keys -t sv go Enter
+expect_screen sv "Seen the image" "the supervisor's session runs" 10
+$T send-keys -t sv Tab Enter
+expect_screen sv "from the image" "its sandbox ran in the image's root"
+$T send-keys -t sv Escape
+sleep 0.2
+$T send-keys -t sv q
+expect_screen sv "EXITED 0" "quit the supervisor"
+
+# ---- a session: run's bash tool in the image ----
+cat >"$WORK/s.jsonl" <<'S'
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "cat /bin/image-marker; echo $IMAGE_VAR"}}]}
+{"content": "Done."}
+S
+"$PROCTOR" run --mode sandbox --workspace "$WORK" --image "$IMG/base.tar" --model "script:$WORK/s.jsonl" --json go >"$WORK/ev" 2>/dev/null
+out=$(json_field tool.result output <"$WORK/ev")
+expect_match "run: the bash tool sees the image's files" "from the image" "$out"
+expect_match "run: and the image's Env" "from-image" "$out"
+expect_match "session.start shows the image" '"user": "1000:1000"' "$(json_field session.start image <"$WORK/ev")"
+
+# ---- a hostile layer: devices, fifos, setuid/setgid neutralized ----
+err=$(img "$IMG/hostile.tar" -- true 2>&1 >/dev/null)
+expect_match "devices left out, said" "3 device nodes or fifos left out" "$err"
+expect_match "setuid bits dropped, said" "setuid/setgid bits dropped from 2 files" "$err"
+out=$(img "$IMG/hostile.tar" -- sh -c 'ls /bin/evil-chr /bin/evil-blk /bin/evil-fifo 2>&1 | wc -l; stat -c %a /bin/suid /bin/sgid /bin/sticky; find / -xdev -perm -4000 2>/dev/null | wc -l' 2>/dev/null)
+expect_eq "no device node, no setuid inside" "3
+755
+755
+777
+0" "$out"
+expect_eq "no setuid, device or fifo in the cache" "" "$(find "$CACHE" \( -perm /6000 -o -type c -o -type b -o -type p \) -print)"
+
+# ---- path escapes: the layer is refused and nothing lands outside ----
+for k in dotdot absolute linkout through hardout; do
+        img "$IMG/$k.tar" -- true >/dev/null 2>"$WORK/e"
+        expect_eq "$k: refused (125)" 125 $?
+        expect_match "$k: says why" "layer refused: entry" "$(cat "$WORK/e")"
+done
+expect_eq "nothing written through the outside link" "" "$(ls -A "$ESC")"
+check "no absolute-path file" test ! -e /tmp/proctor-escape-absolute
+expect_eq "no escape file anywhere under the cache" "" "$(find "$XDG_CACHE_HOME" -name 'escape-*')"
+expect_eq "no half layer or root left" "" "$(find "$CACHE" -maxdepth 2 -name '.tmp-*')"
+
+# ---- an interrupted unpack is never trusted ----
+"$PROCTOR" images prune >/dev/null
+mkdir -p "$CACHE/roots/.tmp-stale/rootfs" "$CACHE/layers/.tmp-stale"
+expect_eq "a half root is not listed" "" "$("$PROCTOR" images | grep -c stale | grep -v 0)"
+expect_eq "a fresh unpack after it works" "from the image" "$(img "$IMG/base.tar" -- cat /bin/image-marker 2>/dev/null)"
+out=$("$PROCTOR" images prune)
+expect_match "prune removes the image" "removed 1 image" "$out"
+expect_eq "prune leaves no layers or leftovers" "" "$(find "$CACHE" -mindepth 2)"
+expect_match "the list is empty after prune" "no images" "$("$PROCTOR" images)"
+
+finish

@@ -8,7 +8,7 @@
 _proctor_here=${BASH_SOURCE[0]%/*}
 
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
-        --tmpfs --output-limit --disk --json --raw --config --help"
+        --tmpfs --output-limit --disk --image --json --raw --config --help"
 _proctor_opts_session="--max-parallel --memory-budget --model --base-url --max-iterations --trace
         --mcp-config"
 _proctor_opts_screen="--theme --no-color"
@@ -19,7 +19,8 @@ _proctor_takes_value()
         case $1 in
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
-                --model | --base-url | --max-iterations | --trace | --theme | --speed | --mcp-config)
+                --model | --base-url | --max-iterations | --trace | --theme | --speed | --mcp-config | \
+                --image)
                 return 0 ;;
         esac
         return 1
@@ -50,7 +51,7 @@ _proctor_values()
         --mode) compgen -W "local sandbox" -- "$cur" ;;
         --workspace-mode) compgen -W "rw ro overlay none" -- "$cur" ;;
         --workspace) compgen -d -- "$cur" ;;
-        --config | --trace | --mcp-config) compgen -f -- "$cur" ;;
+        --config | --trace | --mcp-config | --image) compgen -f -- "$cur" ;;
         --theme)
                 case $cur in
                 */*) compgen -f -- "$cur" ;;
@@ -106,7 +107,7 @@ _proctor_candidates()
                 return
         fi
         if [ "$n" -eq 2 ] && [[ $cur != -* ]]; then
-                compgen -W "run exec replay doctor mcp" -- "$cur"
+                compgen -W "run exec replay doctor mcp images" -- "$cur"
                 return
         fi
         case $cmd in
@@ -114,6 +115,8 @@ _proctor_candidates()
         exec) opts="$_proctor_opts_exec --" ;;
         replay) opts="--speed --summary --config --help $_proctor_opts_screen" ;;
         doctor) opts="--json --help" ;;
+        images) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "prune" -- "$cur"; return; }
+                opts="--help" ;;
         mcp) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "list" -- "$cur"; return; }
                 opts="$_proctor_opts_exec --mcp-config" ;;
         *) opts="$_proctor_opts_exec $_proctor_opts_session $_proctor_opts_screen" ;;

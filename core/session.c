@@ -308,10 +308,11 @@ static int start_mcp(struct session *s)
  * applied (User, WorkingDir). */
 static json_t *image_json(const struct image *img)
 {
-        json_t *env = json_array();
+        json_t *env;
 
         if (img == NULL)
                 return json_null();
+        env = json_array();
         for (char *const *e = image_env(img); *e != NULL; e++)
                 json_array_append_new(env, json_string(*e));
         return json_pack("{s:s,s:s,s:o,s:s,s:s}", "ref", image_ref(img), "digest",

@@ -30,7 +30,21 @@ struct run {
          * keeps when it takes the rest back (stdout cannot unprint). */
         char *answer;
         size_t answer_len, answer_cap;
+        /* executions no tool call owns (MCP servers: exec.create's label):
+         * their end is told by their own events, not as an execution's */
+        uint64_t labelled[16];
+        size_t nlabelled;
 };
+
+static bool labelled(const struct run *r, uint64_t id)
+{
+        size_t i;
+
+        for (i = 0; i < r->nlabelled; i++)
+                if (r->labelled[i] == id)
+                        return true;
+        return false;
+}
 
 static const char *str(const json_t *ev, const char *key)
 {
@@ -185,7 +199,12 @@ static void print_human(const json_t *ev, void *ud)
                                ok ? "ok" : "error",
                                (long long)json_integer_value(json_object_get(ev, "duration_ms")),
                                args[0] ? ": " : "", args);
-        } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0) {
+        } else if (strcmp(type, "exec.create") == 0 && str(ev, "label")[0] != '\0') {
+                if (r->nlabelled < sizeof(r->labelled) / sizeof(r->labelled[0]))
+                        r->labelled[r->nlabelled++] =
+                            (uint64_t)json_integer_value(json_object_get(ev, "exec_id"));
+        } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0 &&
+                   !labelled(r, (uint64_t)json_integer_value(json_object_get(ev, "exec_id")))) {
                 termout_printf(&r->err, "     execution %lld: %s\n",
                                (long long)json_integer_value(json_object_get(ev, "exec_id")),
                                str(ev, "reason"));

@@ -40,6 +40,10 @@ for mode in local sandbox; do
         expect_eq "$mode: the session completes" 0 $rc
         expect_eq "$mode: run prints the answer" "all done" "$out"
         expect_match "$mode: the operator sees the server ready" "MCP server everything: ready, [0-9]+ tools" "$(cat "$WORK/err")"
+        expect_no_match "$mode: the server stopped at the end is not reported as a killed execution" \
+                "execution [0-9]+: killed" "$(cat "$WORK/err")"
+        expect_eq "$mode: the server's execution is labelled" "mcp server everything" \
+                "$(json_field exec.create label <"$T")"
         expect_eq "$mode: echo answers" "Echo: hello from proctor" "$(result call_1 output <"$T")"
         expect_eq "$mode: echo is ok" true "$(result call_1 ok <"$T")"
         expect_match "$mode: $SUM adds" "42" "$(result call_2 output <"$T")"

@@ -27,6 +27,9 @@ struct mcp_server {
         struct mcp *m;
         char *name;
         json_t *cfg; /* its mcpServers entry */
+        bool said;   /* the last mcp.server event's state and tool count */
+        int said_tools;
+        enum state said_st;
         bool network;
         enum state st;
         struct exec *e; /* NULL once exited */
@@ -264,8 +267,16 @@ static void rebuild_schemas(struct mcp *m)
 
 static void emit_state(struct mcp_server *s)
 {
+        int tools = (int)json_object_size(s->offered);
+
         if (s->m->freeing)
                 return; /* the session is over: its servers go with it */
+        /* a tools/list_changed that changed nothing says nothing new */
+        if (s->said && s->said_st == s->st && s->said_tools == tools)
+                return;
+        s->said = true;
+        s->said_st = s->st;
+        s->said_tools = tools;
         bus_emit(s->m->o.bus, "mcp.server",
                  json_pack("{s:s,s:s,s:I,s:i,s:s,s:s,s:b}", "server", s->name, "state",
                            state_names[s->st], "exec_id", (json_int_t)s->exec_id, "tools",

@@ -40,6 +40,8 @@ for mode in local sandbox; do
         expect_eq "$mode: the session completes" 0 $rc
         expect_eq "$mode: run prints the answer" "all done" "$out"
         expect_match "$mode: the operator sees the server ready" "MCP server everything: ready, [0-9]+ tools" "$(cat "$WORK/err")"
+        expect_eq "$mode: ready is said once, however often the tools list changes" 1 \
+                "$(grep -c 'MCP server everything: ready' "$WORK/err")"
         expect_no_match "$mode: the server stopped at the end is not reported as a killed execution" \
                 "execution [0-9]+: killed" "$(cat "$WORK/err")"
         expect_eq "$mode: the server's execution is labelled" "mcp server everything" \

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/image.h"
 #include "tui/text.h"
 #include "tui/tui.h"
 
@@ -305,6 +306,14 @@ static void draw_header(struct app *a)
         if (a->vm != NULL && viewmodel_readonly(a->vm)) {
                 draw_put(a, 0, x, 8, THEME_BADGE_REPLAY, " REPLAY ");
                 x += 9;
+        }
+        /* sandboxes rooted in an image, not the host: which one */
+        if (sandbox && a->s != NULL && session_image(a->s) != NULL) {
+                const char *ref = image_ref(session_image(a->s)), *base = strrchr(ref, '/');
+                snprintf(line, sizeof(line), " IMAGE %.24s ", base != NULL ? base + 1 : ref);
+                draw_put_untrusted(a, 0, x, (int)strlen(line), THEME_BADGE_SANDBOX, line,
+                                   strlen(line));
+                x += (int)text_width(line) + 1;
         }
         if (vs != NULL && a->screen == SCREEN_LIVE) {
                 fmt_ms(el, sizeof(el), vs->elapsed_ms);

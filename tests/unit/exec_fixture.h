@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "tests/unit/tmpdir.h"
 
 static inline uint64_t exec_fixture_now_us(void)
 {
@@ -34,14 +35,6 @@ static inline void exec_fixture_dir(char *dir, size_t len, const char *name)
         assert_int_equal(chmod(dir, 0755), 0);
         if (geteuid() == 0)
                 assert_int_equal(chown(dir, 65534, 65534), 0);
-}
-
-static inline void exec_fixture_remove_dir(const char *dir)
-{
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
 }
 
 /* A loop, and an engine with `o` on it. */
@@ -92,7 +85,7 @@ static inline int exec_fixture_teardown(void **state)
         struct exec_fixture *f = *state;
 
         exec_fixture_stop(&f->loop, f->eng);
-        exec_fixture_remove_dir(f->ws);
+        assert_int_equal(tmpdir_remove(f->ws), 0);
         free(f);
         return 0;
 }

@@ -82,7 +82,7 @@ static int teardown(void **state)
         uv_close((uv_handle_t *)&f->idle, NULL);
         exec_fixture_stop(&f->loop, f->eng);
         exec_workspace_free(f->ws);
-        exec_fixture_remove_dir(f->dir);
+        assert_int_equal(tmpdir_remove(f->dir), 0);
         free(f);
         return 0;
 }

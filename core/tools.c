@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "exec/fdio.h"
 
 #define READ_MAX       (10u << 20) /* bytes a read returns at most */
 #define EDIT_MAX       (64u << 20) /* size of a file edit loads at most */
@@ -630,21 +631,6 @@ static ssize_t read_full(int fd, char *buf, size_t len)
         return (ssize_t)got;
 }
 
-static int write_full(int fd, const char *buf, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                buf += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /* Opens a regular file for reading: a FIFO must not block the loop, and a
  * directory gets its own reason. Returns the fd or -errno. */
 static int open_regular(const char *path, struct stat *st)
@@ -791,7 +777,7 @@ static int replace_file(const char *path, const char *data, size_t len, mode_t m
                 rc = -errno;
                 goto out;
         }
-        rc = write_full(fd, data, len);
+        rc = fdio_write_all(fd, data, len);
         if (rc == 0 && exists && fchmod(fd, st.st_mode & 07777) < 0)
                 rc = -errno;
         if (close(fd) < 0 && rc == 0)

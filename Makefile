@@ -113,21 +113,24 @@ build/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
 
+# -MMD: a test is rebuilt when a header it includes (exec_fixture.h) changes;
+# those headers become prerequisites, hence the filter.
 build/tests/%: tests/unit/%.c build/libproctor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LIBS) $(CMOCKA_LIBS)
 
 build/asan/tests/%: tests/unit/%.c build/asan/libproctor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LIBS) $(CMOCKA_LIBS)
 
 build/bench/%: tests/bench/%.c build/libproctor.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-build/asan/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c build/asan/libproctor.a
+# The harness comes last: with -MMD the dependency file is the last source's.
+build/asan/fuzz/%: tests/fuzz/driver.c tests/fuzz/%.c build/asan/libproctor.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LIBS)
 
 # libFuzzer wants its own instrumentation in the library too: a third build.
 build/fuzz/obj/%.o: %.c
@@ -140,7 +143,7 @@ build/fuzz/libproctor.a: $(FUZZ_OBJ)
 
 build/fuzz/%: tests/fuzz/%.c build/fuzz/libproctor.a
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+	$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer -MMD -MP -o $@ $(filter %.c %.a,$^) $(LIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory format-check
@@ -208,4 +211,5 @@ uninstall:
 clean:
 	rm -rf build proctor
 
--include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) build/obj/main.d build/asan/main.d
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) build/obj/main.d build/asan/main.d \
+         $(addsuffix .d,$(UNITS) $(ASAN_UNITS) $(FUZZ_DRIVERS) $(FUZZERS))

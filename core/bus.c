@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/fdio.h"
+
 struct sub {
         bus_fn fn;
         void *ud;
@@ -150,15 +152,7 @@ json_t *bus_string(const char *buf, size_t n)
 
 void bus_write_all(int fd, const char *buf, size_t n)
 {
-        while (n > 0) {
-                ssize_t w = write(fd, buf, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return;
-                buf += w;
-                n -= (size_t)w;
-        }
+        (void)fdio_write_all(fd, buf, n);
 }
 
 void bus_print_jsonl(const json_t *event, void *ud)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
+
 /* A model sends a handful of calls per message; a stream claiming more is
  * broken or hostile, and each fragment costs a search over the calls. */
 #define CHAT_MAX_CALLS 1024
@@ -55,30 +57,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
                 va_end(ap);
         }
         return -EBADMSG;
-}
-
-/* Appends to a NUL-terminated string that grows by doubling. */
-static int append(char **p, size_t *len, size_t *cap, const char *s, size_t n)
-{
-        if (*p == NULL || *len + n >= *cap) {
-                size_t ncap = *cap ? *cap : 64;
-                char *np;
-
-                while (ncap <= *len + n) {
-                        if (ncap > SIZE_MAX / 2)
-                                return -ENOMEM;
-                        ncap *= 2;
-                }
-                np = realloc(*p, ncap);
-                if (np == NULL)
-                        return -ENOMEM;
-                *p = np;
-                *cap = ncap;
-        }
-        memcpy(*p + *len, s, n);
-        *len += n;
-        (*p)[*len] = '\0';
-        return 0;
 }
 
 static void reset(struct chat_stream *s)
@@ -254,15 +232,15 @@ static int add_arguments(struct chat_stream *s, size_t pos, const json_t *args)
         int rc;
 
         if (json_is_string(args))
-                return append(&s->calls[pos].arguments, &st->args_len, &st->args_cap,
-                              json_string_value(args), json_string_length(args));
+                return buf_append(&s->calls[pos].arguments, &st->args_len, &st->args_cap,
+                                  json_string_value(args), json_string_length(args));
         /* Some servers send the arguments already parsed. */
         if (!json_is_object(args) && !json_is_array(args))
                 return 0;
         text = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
         if (text == NULL)
                 return -ENOMEM;
-        rc = append(&s->calls[pos].arguments, &st->args_len, &st->args_cap, text, strlen(text));
+        rc = buf_append(&s->calls[pos].arguments, &st->args_len, &st->args_cap, text, strlen(text));
         free(text);
         return rc;
 }
@@ -310,7 +288,7 @@ static int add_text(struct chat_stream *s, const json_t *text)
 
         if (!json_is_string(text) || n == 0)
                 return 0;
-        rc = append(&s->content, &s->content_len, &s->content_cap, json_string_value(text), n);
+        rc = buf_append(&s->content, &s->content_len, &s->content_cap, json_string_value(text), n);
         if (rc < 0)
                 return rc;
         if (s->on_delta != NULL)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/config.h"
 #include "core/options.h"
 #include "core/session.h"
@@ -75,23 +76,10 @@ static void newline_if_needed(struct run *r)
         }
 }
 
+/* Out of memory, the answer is cut short: it is also on stdout. */
 static void answer_add(struct run *r, const char *t, size_t n)
 {
-        if (r->answer_len + n + 1 > r->answer_cap) {
-                size_t cap = r->answer_cap ? r->answer_cap * 2 : 1024;
-                char *na;
-
-                while (cap < r->answer_len + n + 1)
-                        cap *= 2;
-                na = realloc(r->answer, cap);
-                if (na == NULL)
-                        return;
-                r->answer = na;
-                r->answer_cap = cap;
-        }
-        memcpy(r->answer + r->answer_len, t, n);
-        r->answer_len += n;
-        r->answer[r->answer_len] = '\0';
+        (void)buf_append(&r->answer, &r->answer_len, &r->answer_cap, t, n);
 }
 
 static void print_answer(struct run *r, const char *t, size_t n)

@@ -20,6 +20,7 @@
 
 #include "core/http.h"
 #include "core/sse.h"
+#include "core/buf.h"
 
 #define OPENAI_URL      "https://api.openai.com/v1"
 #define HF_ROUTER_URL   "https://router.huggingface.co/v1"
@@ -352,29 +353,11 @@ static void timer_arm(struct oai *p, enum timer_job job, uint64_t ms)
         uv_timer_start(&p->timer, on_timer, ms, 0);
 }
 
-/* Grows *buf to hold at least `need` bytes, doubling from `first`. */
-static int reserve(char **buf, size_t *cap, size_t need, size_t first)
-{
-        size_t c = *cap ? *cap : first;
-        char *grown;
-
-        if (need <= *cap)
-                return 0;
-        while (c < need)
-                c *= 2;
-        grown = realloc(*buf, c);
-        if (grown == NULL)
-                return -ENOMEM;
-        *buf = grown;
-        *cap = c;
-        return 0;
-}
-
 /* Passes text on and remembers it; false when the caller cancelled or
  * freed meanwhile. */
 static bool show(struct oai *p, const char *text, size_t n)
 {
-        if (reserve(&p->shown, &p->shown_cap, p->shown_len + n + 1, 256) < 0)
+        if (buf_reserve(&p->shown, &p->shown_cap, p->shown_len, n, 256) < 0)
                 return true; /* shown but not remembered: a retry may repeat it */
         memmove(p->shown + p->shown_len, text, n);
         p->shown_len += n;
@@ -598,7 +581,7 @@ static void keep_raw(struct oai *p, const char *buf, size_t n, size_t limit)
                         snprintf(p->bad, sizeof(p->bad), "the answer is larger than %zu bytes",
                                  limit);
         }
-        if (reserve(&p->raw, &p->raw_cap, p->raw_len + n + 1, 4096) < 0)
+        if (buf_reserve(&p->raw, &p->raw_cap, p->raw_len, n, 4096) < 0)
                 return;
         memcpy(p->raw + p->raw_len, buf, n);
         p->raw_len += n;

@@ -9,30 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
+
 #define ESC_CAP 4096 /* bytes of one dropped escape sequence before we give up on it */
 
 /* ---- growable output buffer ---- */
 
 bool safetext_buf_put(struct safetext_buf *b, const char *s, size_t n)
 {
-        if (b->oom)
-                return false;
-        if (b->len + n + 1 > b->cap) {
-                size_t cap = b->cap ? b->cap : 64;
-                while (cap < b->len + n + 1)
-                        cap *= 2;
-                char *p = realloc(b->p, cap);
-                if (!p) {
-                        b->oom = true;
-                        return false;
-                }
-                b->p = p;
-                b->cap = cap;
-        }
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-        return true;
+        if (!b->oom && buf_append(&b->p, &b->len, &b->cap, s, n) < 0)
+                b->oom = true;
+        return !b->oom;
 }
 
 /* ---- width tables ---- */

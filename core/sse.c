@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
+
 #define SSE_DEFAULT_LIMIT ((size_t)8 << 20)
 /* A buffer grown past this for one large event is released after it, so
  * that one big event does not pin memory for the rest of a session. */
@@ -39,41 +41,15 @@ struct sse_parser {
         bool skip_partial; /* while skipping: the current line is not empty */
 };
 
-static int buf_reserve(struct sse_buf *b, size_t need)
+static int add(struct sse_buf *b, const char *s, size_t n)
 {
-        size_t cap = b->cap ? b->cap : 256;
-        char *np;
-
-        if (need < b->cap)
-                return 0;
-        while (cap <= need) {
-                if (cap > SIZE_MAX / 2)
-                        return -ENOMEM;
-                cap *= 2;
-        }
-        np = realloc(b->p, cap);
-        if (np == NULL)
-                return -ENOMEM;
-        b->p = np;
-        b->cap = cap;
-        return 0;
-}
-
-static int buf_append(struct sse_buf *b, const char *s, size_t n)
-{
-        if (buf_reserve(b, b->len + n) < 0)
-                return -ENOMEM;
-        if (n > 0)
-                memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-        return 0;
+        return buf_append(&b->p, &b->len, &b->cap, s, n);
 }
 
 static int buf_set(struct sse_buf *b, const char *s, size_t n)
 {
         b->len = 0;
-        return buf_append(b, s, n);
+        return add(b, s, n);
 }
 
 static void buf_trim(struct sse_buf *b)
@@ -141,11 +117,11 @@ static int add_data(struct sse_parser *p, const char *v, size_t n)
 
         if (!fits(p, extra))
                 return overflow(p, false);
-        if (buf_reserve(&p->data, p->data.len + extra) < 0)
+        if (buf_reserve(&p->data.p, &p->data.cap, p->data.len, extra, 256) < 0)
                 return -ENOMEM;
         if (p->has_data)
-                buf_append(&p->data, "\n", 1);
-        buf_append(&p->data, v, n);
+                add(&p->data, "\n", 1);
+        add(&p->data, v, n);
         p->has_data = true;
         return 0;
 }
@@ -220,7 +196,7 @@ static int end_line(struct sse_parser *p, const char *s, size_t n)
                 return process_line(p, s, n);
         if (!line_fits(p, n))
                 return overflow(p, false);
-        if (buf_append(&p->line, s, n) < 0)
+        if (add(&p->line, s, n) < 0)
                 return -ENOMEM;
         /* Taken out while it is read: an overflow drops p->line. */
         line = p->line;
@@ -242,7 +218,7 @@ static int keep_partial(struct sse_parser *p, const char *s, size_t n)
         }
         if (!line_fits(p, n))
                 return overflow(p, true);
-        return buf_append(&p->line, s, n);
+        return add(&p->line, s, n);
 }
 
 static int feed_bytes(struct sse_parser *p, const char *s, size_t n)

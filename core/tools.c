@@ -16,6 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
+#include "exec/fdio.h"
+
 #define READ_MAX       (10u << 20) /* bytes a read returns at most */
 #define EDIT_MAX       (64u << 20) /* size of a file edit loads at most */
 #define STDIN_MAX      (64u << 20) /* arguments `proctor tool` accepts */
@@ -539,34 +542,19 @@ struct buf {
         bool oom;
 };
 
-static bool buf_reserve(struct buf *b, size_t extra)
+/* Room for `extra` more bytes and a NUL; false (and oom from then on)
+ * when there is none. */
+static bool room(struct buf *b, size_t extra)
 {
-        size_t cap = b->cap ? b->cap : 256;
-        char *p;
-
-        if (b->oom)
-                return false;
-        if (b->len + extra + 1 <= b->cap)
-                return true;
-        while (cap < b->len + extra + 1)
-                cap *= 2;
-        p = realloc(b->p, cap);
-        if (p == NULL) {
+        if (!b->oom && buf_reserve(&b->p, &b->cap, b->len, extra, 256) < 0)
                 b->oom = true;
-                return false;
-        }
-        b->p = p;
-        b->cap = cap;
-        return true;
+        return !b->oom;
 }
 
 static void buf_add(struct buf *b, const void *data, size_t n)
 {
-        if (!buf_reserve(b, n))
-                return;
-        memcpy(b->p + b->len, data, n);
-        b->len += n;
-        b->p[b->len] = '\0';
+        if (!b->oom && buf_append(&b->p, &b->len, &b->cap, data, n) < 0)
+                b->oom = true;
 }
 
 void tools_result_free(struct tools_result *r)
@@ -643,21 +631,6 @@ static ssize_t read_full(int fd, char *buf, size_t len)
         return (ssize_t)got;
 }
 
-static int write_full(int fd, const char *buf, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, buf, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                buf += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /* Opens a regular file for reading: a FIFO must not block the loop, and a
  * directory gets its own reason. Returns the fd or -errno. */
 static int open_regular(const char *path, struct stat *st)
@@ -697,7 +670,7 @@ static int slurp(const char *path, size_t max, struct buf *b)
                 return -EFBIG;
         }
         do {
-                if (!buf_reserve(b, READ_CHUNK)) {
+                if (!room(b, READ_CHUNK)) {
                         close(fd);
                         return -ENOMEM;
                 }
@@ -804,7 +777,7 @@ static int replace_file(const char *path, const char *data, size_t len, mode_t m
                 rc = -errno;
                 goto out;
         }
-        rc = write_full(fd, data, len);
+        rc = fdio_write_all(fd, data, len);
         if (rc == 0 && exists && fchmod(fd, st.st_mode & 07777) < 0)
                 rc = -errno;
         if (close(fd) < 0 && rc == 0)
@@ -901,8 +874,8 @@ static void run_read(const json_t *args, const char *root, struct tools_cache *c
         if (whole && (uint64_t)st.st_size > READ_MAX)
                 rc = -EFBIG;
         else
-                buf_reserve(&lr.out,
-                            st.st_size < READ_CHUNK ? (size_t)st.st_size * 9 / 8 + 64 : READ_CHUNK);
+                room(&lr.out,
+                     st.st_size < READ_CHUNK ? (size_t)st.st_size * 9 / 8 + 64 : READ_CHUNK);
         while (rc == 0) {
                 /* Chunks are read whole, so the first covers the probe. */
                 n = read_full(fd, chunk, sizeof(chunk));
@@ -994,7 +967,7 @@ static void substitute(struct buf *dst, const struct buf *src, const char *old, 
 {
         const char *p = src->p, *end = src->p + src->len, *hit;
 
-        buf_reserve(dst, src->len);
+        room(dst, src->len);
         while ((hit = memmem(p, (size_t)(end - p), old, olen)) != NULL) {
                 buf_add(dst, p, (size_t)(hit - p));
                 buf_add(dst, new, nlen);
@@ -1289,7 +1262,7 @@ static int read_stdin(struct buf *b)
         ssize_t n;
 
         do {
-                if (!buf_reserve(b, READ_CHUNK))
+                if (!room(b, READ_CHUNK))
                         return -ENOMEM;
                 n = read_full(0, b->p + b->len, READ_CHUNK);
                 if (n < 0)

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/config.h"
 #include "core/options.h"
 #include "core/chat.h"
@@ -486,18 +487,8 @@ static int append(const char *buf, size_t n, void *ud)
 {
         struct trace *t = ud;
 
-        if (t->len + n + 1 > t->cap) {
-                size_t cap = t->cap ? t->cap : 4096;
-                char *b;
-
-                while (cap < t->len + n + 1)
-                        cap *= 2;
-                b = realloc(t->buf, cap);
-                if (b == NULL)
-                        return -1;
-                t->buf = b;
-                t->cap = cap;
-        }
+        if (buf_reserve(&t->buf, &t->cap, t->len, n, 4096) < 0)
+                return -1;
         memcpy(t->buf + t->len, buf, n);
         t->len += n;
         return 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/chat.h"
 
 /* The "" every unset string points at, so that readers never see NULL. */
@@ -96,29 +97,6 @@ static void str_free(char *s)
 {
         if (s != vm_empty)
                 free(s);
-}
-
-/* Appends n bytes to a NUL-terminated buffer that may still be vm_empty. */
-static int buf_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
-{
-        size_t ncap = *cap ? *cap : 64;
-        char *p;
-
-        if (*len + n + 1 > *cap) {
-                while (ncap < *len + n + 1)
-                        ncap *= 2;
-                p = realloc(*cap ? *buf : NULL, ncap);
-                if (p == NULL)
-                        return -ENOMEM;
-                if (*cap == 0)
-                        p[0] = '\0';
-                *buf = p;
-                *cap = ncap;
-        }
-        memcpy(*buf + *len, data, n);
-        *len += n;
-        (*buf)[*len] = '\0';
-        return 0;
 }
 
 /* ---- the index ---- */

@@ -14,6 +14,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "exec/fdio.h"
+
 #define ENGINE_HEAD_MAX 16384
 
 bool image_engine_name_ok(const char *name)
@@ -58,20 +60,6 @@ static int engine_socket(char *path, size_t len, char *err, size_t errlen)
                  "no Docker or Podman engine socket (DOCKER_HOST, /var/run/docker.sock, "
                  "$XDG_RUNTIME_DIR/podman/podman.sock)");
         return -ENOENT;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, p, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                p += w;
-                n -= (size_t)w;
-        }
-        return 0;
 }
 
 /* Reads the status line and headers; body and nbody: what came after. */
@@ -123,7 +111,7 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
         }
         snprintf(req, sizeof(req), "GET /images/%s/get HTTP/1.0\r\nHost: engine\r\n\r\n", name);
         head = malloc(ENGINE_HEAD_MAX);
-        if (head == NULL || (rc = write_all(s, req, strlen(req))) < 0 ||
+        if (head == NULL || (rc = fdio_write_all(s, req, strlen(req))) < 0 ||
             (rc = read_head(s, head, ENGINE_HEAD_MAX, &status, &body, &nbody)) < 0) {
                 rc = head == NULL ? -ENOMEM : rc;
                 snprintf(err, errlen, "the engine at %s gave no HTTP answer", path);
@@ -143,7 +131,7 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
                 rc = -EPROTO;
                 goto out;
         }
-        rc = write_all(out_fd, body, nbody);
+        rc = fdio_write_all(out_fd, body, nbody);
         while (rc == 0) {
                 ssize_t r = read(s, buf, sizeof(buf));
                 if (r < 0 && errno == EINTR)
@@ -152,7 +140,7 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
                         rc = -errno;
                 if (r <= 0)
                         break;
-                rc = write_all(out_fd, buf, (size_t)r);
+                rc = fdio_write_all(out_fd, buf, (size_t)r);
         }
         if (rc < 0)
                 snprintf(err, errlen, "exporting %s from the engine: %s", name, strerror(-rc));

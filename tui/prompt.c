@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "tui/text.h"
 
 void prompt_init(struct prompt *p)
@@ -56,23 +57,6 @@ static size_t char_len(const unsigned char *s, size_t n)
         return len;
 }
 
-static int reserve(struct prompt *p, size_t more)
-{
-        size_t cap = p->cap ? p->cap : 256;
-        char *grown;
-
-        while (cap < p->len + more + 1)
-                cap *= 2;
-        if (cap == p->cap)
-                return 0;
-        grown = realloc(p->buf, cap);
-        if (grown == NULL)
-                return -ENOMEM;
-        p->buf = grown;
-        p->cap = cap;
-        return 0;
-}
-
 static void splice_in(struct prompt *p, const char *s, size_t n)
 {
         memmove(p->buf + p->cur + n, p->buf + p->cur, p->len - p->cur);
@@ -87,7 +71,7 @@ int prompt_insert(struct prompt *p, const char *text, size_t len)
         const unsigned char *s = (const unsigned char *)text;
         size_t i = 0, added = 0;
 
-        if (reserve(p, len) < 0)
+        if (buf_reserve(&p->buf, &p->cap, p->len, len, 256) < 0)
                 return -ENOMEM;
         while (i < len) {
                 size_t n = char_len(s + i, len - i);

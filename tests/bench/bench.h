@@ -125,6 +125,22 @@ static inline const char *fmt_ratio(char *buf, size_t len, double num, double de
         return buf;
 }
 
+/* A table row of a series: median, p90 and minimum in microseconds, and
+ * the median against the bare process's and against bwrap's. */
+static inline void bench_print_row(const struct bench_series *s, double bare, double bwrap)
+{
+        char r1[32], r2[32];
+        double med = series_median_us(s);
+
+        if (s->skipped) {
+                printf("| %s | skipped | | | | |\n", s->name);
+                return;
+        }
+        printf("| %s | %.0f | %.0f | %.0f | %s | %s |\n", s->name, med, series_pct_us(s, 90),
+               series_pct_us(s, 0.0001), fmt_ratio(r1, sizeof(r1), med, bare),
+               fmt_ratio(r2, sizeof(r2), med, bwrap));
+}
+
 /* Looks `name` up in PATH; returns a malloc'd absolute path or NULL. */
 static inline char *bench_which(const char *name)
 {

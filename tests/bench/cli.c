@@ -16,20 +16,6 @@
 
 enum { V_SANDBOX, V_BWRAP, V_FLOOR, V_LOCAL, V_VERSION, V_BARE, NV };
 
-static void print_row(const struct bench_series *s, double bare, double bwrap)
-{
-        char r1[32], r2[32];
-        double med = series_median_us(s);
-
-        if (s->skipped) {
-                printf("| %s | skipped | | | | |\n", s->name);
-                return;
-        }
-        printf("| %s | %.0f | %.0f | %.0f | %s | %s |\n", s->name, med, series_pct_us(s, 90),
-               series_pct_us(s, 0.0001), fmt_ratio(r1, sizeof(r1), med, bare),
-               fmt_ratio(r2, sizeof(r2), med, bwrap));
-}
-
 static void usage(void)
 {
         fprintf(stderr, "usage: cli [-n RUNS] [-w WARMUP] [-S PAUSE_MS] [-p PROCTOR] "
@@ -136,7 +122,7 @@ int main(int argc, char **argv)
         printf("| command | median | p90 | min | median / bare | median / bwrap |\n");
         printf("|---|---:|---:|---:|---:|---:|\n");
         for (i = 0; i < NV; i++)
-                print_row(&s[i], bare, bw);
+                bench_print_row(&s[i], bare, bw);
         printf("\nproctor %s, workspace %s\n", proctor_abs, ws);
         printf("\nTargets (DESIGN.md, Performance):\n\n");
         if (bwrap != NULL)

@@ -175,20 +175,6 @@ static void run_one(struct ctx *cx, int v, bool record)
                 series_add(&cx->s[v], ns);
 }
 
-static void print_row(const struct bench_series *s, double bare, double bwrap)
-{
-        char r1[32], r2[32];
-        double med = series_median_us(s);
-
-        if (s->skipped) {
-                printf("| %s | skipped | | | | |\n", s->name);
-                return;
-        }
-        printf("| %s | %.0f | %.0f | %.0f | %s | %s |\n", s->name, med, series_pct_us(s, 90),
-               series_pct_us(s, 0.0001), fmt_ratio(r1, sizeof(r1), med, bare),
-               fmt_ratio(r2, sizeof(r2), med, bwrap));
-}
-
 static void print_phase(const char *what, const struct bench_series *s)
 {
         printf("| %s | %.0f | %.0f | %.0f |\n", what, series_median_us(s), series_pct_us(s, 90),
@@ -319,7 +305,7 @@ int main(int argc, char **argv)
         printf("| variant | median | p90 | min | median / bare | median / bwrap |\n");
         printf("|---|---:|---:|---:|---:|---:|\n");
         for (i = 0; i < NV; i++)
-                print_row(&cx.s[i], bare, bwrap);
+                bench_print_row(&cx.s[i], bare, bwrap);
         if (!cx.s[V_SANDBOX].skipped) {
                 printf("\n| sandbox phase (proctor's own numbers) | median | p90 | min |\n");
                 printf("|---|---:|---:|---:|\n");

@@ -11,23 +11,12 @@
 #include <string.h>
 
 #include "core/mcp_rpc.h"
+#include "tests/fuzz/fuzz_stream.h"
 
 struct run {
         uint64_t hash; /* of every message and bad line, in order */
         size_t msgs, bad;
 };
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-        const unsigned char *b = p;
-        size_t i;
-
-        for (i = 0; i < n; i++) {
-                h ^= b[i];
-                h *= 1099511628211ull;
-        }
-        return h;
-}
 
 static void on_msg(json_t *msg, enum mcp_rpc_kind kind, void *ud)
 {
@@ -38,8 +27,8 @@ static void on_msg(json_t *msg, enum mcp_rpc_kind kind, void *ud)
 
         if (text == NULL || kind == MCP_RPC_INVALID || mcp_rpc_classify(msg) != kind)
                 abort();
-        r->hash = fnv(r->hash, text, strlen(text) + 1);
-        r->hash = fnv(r->hash, &kind, sizeof(kind));
+        r->hash = fuzz_hash(r->hash, text, strlen(text) + 1);
+        r->hash = fuzz_hash(r->hash, &kind, sizeof(kind));
         r->msgs++;
         free(text);
         /* what proctor answers with must be one line, and parse back */
@@ -53,31 +42,27 @@ static void on_bad(const char *why, void *ud)
 {
         struct run *r = ud;
 
-        r->hash = fnv(r->hash, why, strlen(why) + 1);
+        r->hash = fuzz_hash(r->hash, why, strlen(why) + 1);
         r->bad++;
+}
+
+static void feed(void *ud, const char *p, size_t n)
+{
+        struct mcp_rpc_reader *rd = ud;
+
+        mcp_rpc_feed(rd, p, n);
+        if (rd->cap > rd->max)
+                abort();
 }
 
 static void run_stream(const uint8_t *buf, size_t n, uint32_t seed, size_t limit, struct run *r)
 {
         struct mcp_rpc_reader rd;
-        size_t off = 0, piece;
 
         memset(r, 0, sizeof(*r));
-        r->hash = 1469598103934665603ull;
+        r->hash = FUZZ_HASH_START;
         mcp_rpc_reader_init(&rd, limit, on_msg, on_bad, r);
-        while (off < n) {
-                piece = n - off;
-                if (seed != 0) {
-                        seed = seed * 1103515245u + 12345u;
-                        piece = 1 + (seed >> 16) % 17;
-                        if (piece > n - off)
-                                piece = n - off;
-                }
-                mcp_rpc_feed(&rd, (const char *)buf + off, piece);
-                if (rd.cap > rd.max)
-                        abort();
-                off += piece;
-        }
+        fuzz_stream_feed(buf, n, seed, feed, &rd);
         mcp_rpc_reader_free(&rd);
 }
 
@@ -87,13 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t seed;
         size_t limit;
 
-        if (size < 2)
+        if (!fuzz_stream_head(&data, &size, &seed, &limit))
                 return 0;
-        /* The first two bytes pick the cuts and a small or default limit. */
-        seed = (uint32_t)data[0] | 1u;
-        limit = (data[1] & 1) ? 16 + data[1] : 0;
-        data += 2;
-        size -= 2;
         run_stream(data, size, 0, limit, &whole);
         run_stream(data, size, seed, limit, &cut);
         if (whole.msgs != cut.msgs || whole.bad != cut.bad || whole.hash != cut.hash)

@@ -11,24 +11,13 @@
 
 #include "core/chat.h"
 #include "core/sse.h"
+#include "tests/fuzz/fuzz_stream.h"
 
 struct run {
         struct chat_stream *chat;
         uint64_t hash; /* of every event, in order */
         size_t events;
 };
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-        const unsigned char *b = p;
-        size_t i;
-
-        for (i = 0; i < n; i++) {
-                h ^= b[i];
-                h *= 1099511628211ull;
-        }
-        return h;
-}
 
 static void check_message(struct chat_message *m)
 {
@@ -64,9 +53,9 @@ static void on_event(const char *event, const char *data, size_t len, void *ud)
 
         if (data[len] != '\0' || event[0] == '\0')
                 abort();
-        r->hash = fnv(r->hash, event, strlen(event) + 1);
-        r->hash = fnv(r->hash, data, len);
-        r->hash = fnv(r->hash, &len, sizeof(len));
+        r->hash = fuzz_hash(r->hash, event, strlen(event) + 1);
+        r->hash = fuzz_hash(r->hash, data, len);
+        r->hash = fuzz_hash(r->hash, &len, sizeof(len));
         r->events++;
         rc = chat_stream_chunk(r->chat, data, len, err, sizeof(err));
         if (rc < 0 && memchr(err, '\0', sizeof(err)) == NULL)
@@ -77,30 +66,24 @@ static void on_event(const char *event, const char *data, size_t len, void *ud)
         }
 }
 
+static void feed(void *p, const char *buf, size_t n)
+{
+        sse_feed(p, buf, n);
+}
+
 /* Feeds `buf` in pieces whose sizes come from `seed`; 0 means whole. */
 static void run_stream(const uint8_t *buf, size_t n, uint32_t seed, size_t limit, struct run *r)
 {
         struct sse_parser *p = sse_new(on_event, r);
         struct chat_message m;
-        size_t off = 0, piece;
 
         memset(r, 0, sizeof(*r));
-        r->hash = 1469598103934665603ull;
+        r->hash = FUZZ_HASH_START;
         r->chat = chat_stream_new(NULL, NULL);
         if (p == NULL || r->chat == NULL)
                 abort();
         sse_set_limit(p, limit);
-        while (off < n) {
-                piece = n - off;
-                if (seed != 0) {
-                        seed = seed * 1103515245u + 12345u;
-                        piece = 1 + (seed >> 16) % 17;
-                        if (piece > n - off)
-                                piece = n - off;
-                }
-                sse_feed(p, (const char *)buf + off, piece);
-                off += piece;
-        }
+        fuzz_stream_feed(buf, n, seed, feed, p);
         sse_finish(p);
         sse_free(p);
         chat_stream_take(r->chat, &m);
@@ -117,14 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t limit;
         char err[64];
 
-        if (size < 2)
+        if (!fuzz_stream_head(&data, &size, &seed, &limit))
                 return 0;
-        /* The first two bytes pick the cuts and a small or default limit. */
-        seed = (uint32_t)data[0] | 1u;
-        limit = (data[1] & 1) ? 16 + data[1] : 0;
-        data += 2;
-        size -= 2;
-
         run_stream(data, size, 0, limit, &whole);
         run_stream(data, size, seed, limit, &cut);
         if (whole.events != cut.events || whole.hash != cut.hash)

@@ -242,9 +242,8 @@ static void wait_release(int fd)
                 ;
 }
 
-/* Forks a child held on a pipe until it is attached, so that `body` runs
- * wholly inside the group. */
-static pid_t spawn_in(struct cgroup *cg, void (*body)(void))
+/* Forks a child that runs `body` once *release is closed, and then exits. */
+static pid_t fork_held(void (*body)(void), int *release)
 {
         int p[2];
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -257,8 +256,18 @@ static pid_t spawn_in(struct cgroup *cg, void (*body)(void))
                 _exit(0);
         }
         close(p[0]);
+        *release = p[1];
+        return pid;
+}
+
+/* Forks a child held on a pipe until it is attached, so that `body` runs
+ * wholly inside the group. */
+static pid_t spawn_in(struct cgroup *cg, void (*body)(void))
+{
+        int release;
+        pid_t pid = fork_held(body, &release);
         int rc = cgroup_attach(cg, pid);
-        close(p[1]);
+        close(release);
         if (rc) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
@@ -645,17 +654,8 @@ static void test_reap_stale_group(void **state)
         struct fx *f = need_v1(state);
         char dirs[5][512];
         bool made[5] = {false};
-        int p[2];
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                close(p[1]);
-                wait_release(p[0]);
-                pause();
-                _exit(0);
-        }
-        close(p[0]);
+        int release;
+        pid_t pid = fork_held(body_pause, &release);
         char pidstr[16];
         snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
         for (size_t k = 0; k < 5; k++) {
@@ -667,7 +667,7 @@ static void test_reap_stale_group(void **state)
                 made[k] = true;
                 put(dirs[k], STALE, "cgroup.procs", pidstr);
         }
-        close(p[1]);
+        close(release);
         assert_true(cgroup_sys_reap_stale(f->sys) >= 1);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);

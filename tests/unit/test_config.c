@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/config.h"
+#include "tests/unit/tmpdir.h"
 
 struct fixture {
         char dir[64];       /* scratch directory, XDG_CONFIG_HOME */
@@ -53,10 +54,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        char cmd[128];
 
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        if (system(cmd) != 0)
+        if (tmpdir_remove(f->dir) != 0)
                 return -1;
         config_release();
         free(f);

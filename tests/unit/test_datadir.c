@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tui/datadir.h"
+#include "tests/unit/tmpdir.h"
 
 static char root[64];
 
@@ -46,10 +47,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-        char cmd[PATH_MAX];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-        return system(cmd) == 0 ? 0 : -1;
+        return tmpdir_remove(root);
 }
 
 static void expect_found(const char *exe, const char *compiled, const char *want)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "exec/exec.h"
+#include "tests/unit/exec_fixture.h"
 
 #define MAX_RUNS 32
 
@@ -29,14 +30,6 @@ struct run {
         bool exited, removed;
         uint64_t exit_at_us;
 };
-
-static uint64_t now_us(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void mark(struct run *r, char c)
 {
@@ -55,10 +48,7 @@ static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_
 {
         struct run *r = ud;
 
-        if (r->nout + n < sizeof(r->out)) {
-                memcpy(r->out + r->nout, buf, n);
-                r->nout += n;
-        }
+        exec_fixture_collect(r->out, sizeof(r->out), &r->nout, buf, n);
         mark(r, 'o');
 }
 
@@ -73,7 +63,7 @@ static void on_exit_cb(struct exec *e, const struct exec_result *res, void *ud)
 
         r->res = *res;
         r->exited = true;
-        r->exit_at_us = now_us();
+        r->exit_at_us = exec_fixture_now_us();
         mark(r, 'x');
 }
 
@@ -87,28 +77,11 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
 
 static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit_cb, on_remove};
 
-struct fixture {
-        uv_loop_t loop;
-        struct exec_engine *eng;
-        char ws[64];
-};
-
 static int make_engine(void **state, unsigned prewarm)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
         struct exec_engine_opts o = {.prewarm = prewarm, .stats_interval_ms = 50};
-        char err[256];
 
-        snprintf(f->ws, sizeof(f->ws), "/tmp/proctor-test-exec.XXXXXX");
-        assert_non_null(mkdtemp(f->ws));
-        /* A workspace of an unprivileged owner: root's sandboxes act on a
-         * root-owned one as nobody, who could not enter a 0700 directory. */
-        assert_int_equal(chmod(f->ws, 0755), 0);
-        if (geteuid() == 0)
-                assert_int_equal(chown(f->ws, 65534, 65534), 0);
-        uv_loop_init(&f->loop);
-        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
-        *state = f;
+        exec_fixture_new(state, "exec", &o);
         return 0;
 }
 
@@ -126,34 +99,14 @@ static int setup_pool(void **state)
  * its own, so a fork bomb keeps forking against it until the test acts. */
 static int setup_quiet(void **state)
 {
-        struct fixture *f;
         struct exec_engine_opts o = {.stats_interval_ms = 60000};
-        char err[256];
 
-        make_engine(state, 0);
-        f = *state;
-        exec_engine_free(f->eng);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
+        exec_fixture_new(state, "exec", &o);
         return 0;
 }
 
-static int teardown(void **state)
-{
-        struct fixture *f = *state;
-        char cmd[128];
-
-        exec_engine_free(f->eng);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        assert_int_equal(uv_loop_close(&f->loop), 0);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->ws);
-        assert_int_equal(system(cmd), 0);
-        free(f);
-        return 0;
-}
-
-static struct exec *spawn(struct fixture *f, enum exec_isolation iso, char **argv, struct run *r,
-                          const char *in)
+static struct exec *spawn(struct exec_fixture *f, enum exec_isolation iso, char **argv,
+                          struct run *r, const char *in)
 {
         struct exec_request req = {.isolation = iso, .argv = argv, .workspace = f->ws};
         struct exec *e = NULL;
@@ -170,20 +123,15 @@ static struct exec *spawn(struct fixture *f, enum exec_isolation iso, char **arg
         return e;
 }
 
-static void run_until_removed(struct fixture *f, struct run *r, int n)
+static void run_until_removed(struct exec_fixture *f, struct run *r, int n)
 {
-        int i, done;
-
-        do {
-                uv_run(&f->loop, UV_RUN_ONCE);
-                for (done = 0, i = 0; i < n; i++)
-                        done += r[i].removed;
-        } while (done < n);
+        for (int i = 0; i < n; i++)
+                exec_fixture_run_until(&f->loop, &r[i].removed);
 }
 
 static void test_local_order_and_status(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sh", "-c", "echo hello; sleep 0.2; exit 3", NULL};
         struct run r = {0};
 
@@ -204,7 +152,7 @@ static void test_local_order_and_status(void **state)
 
 static void test_sandbox_stdin(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sh", "-c", "tr a-z A-Z; hostname", NULL};
         struct run r = {0};
 
@@ -218,7 +166,7 @@ static void test_sandbox_stdin(void **state)
 
 static void test_many_at_once(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sh", "-c", "sleep 0.3; echo $$", NULL};
         static struct run r[16];
         int i;
@@ -272,13 +220,13 @@ static uint64_t kill_sent_us;
 
 static void kill_now(uv_timer_t *t)
 {
-        kill_sent_us = now_us();
+        kill_sent_us = exec_fixture_now_us();
         assert_int_equal(exec_kill(t->data), 0);
 }
 
 static void test_kill_fork_bomb(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"bash", "-c", "b() { b | b & }; b; sleep 30 # bomb-marker-7f3", NULL};
         struct run r = {0};
         uv_timer_t t;
@@ -300,7 +248,7 @@ static void test_kill_fork_bomb(void **state)
 
 static void test_timeout(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sleep", "30", NULL};
         struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = argv, .workspace = f->ws};
         struct run r = {0};
@@ -350,7 +298,7 @@ static void flood_remove(struct exec *e, uint64_t teardown_us, void *ud)
 
 static const struct exec_callbacks flood_cbs = {NULL, flood_output, NULL, flood_exit, flood_remove};
 
-static void run_flood(struct fixture *f, char **argv, const struct exec_limits *lim,
+static void run_flood(struct exec_fixture *f, char **argv, const struct exec_limits *lim,
                       struct flood *fl)
 {
         struct exec_request req = {
@@ -368,7 +316,7 @@ static void run_flood(struct fixture *f, char **argv, const struct exec_limits *
  * the output was truncated. */
 static void test_flood_cpu_limit(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"seq", "1000000000", NULL};
         struct exec_limits lim = exec_limits_default();
         struct flood fl = {0};
@@ -398,7 +346,7 @@ static void test_flood_cpu_limit(void **state)
  * timeout, with the head of its output intact. */
 static void test_flood_timeout(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"cat", "/dev/zero", NULL};
         struct exec_limits lim = exec_limits_default();
         struct flood fl = {0};
@@ -421,7 +369,7 @@ static void test_flood_timeout(void **state)
  * stdout. A command that passes the cap and then exits is not held back. */
 static void test_flood_shared_cap(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sh", "-c",
                         "printf 'err!' >&2; sleep 0.2; printf 'out-out-out'; "
                         "head -c 3000000 /dev/zero; exit 4",
@@ -447,7 +395,7 @@ static void test_flood_shared_cap(void **state)
  * by one execution outside the workspace is seen by the next. */
 static void test_pool_fresh(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sh", "-c",
                         "ls /tmp; touch /tmp/left-behind; cat /proc/self/cgroup | "
                         "grep -c proctor; true",
@@ -468,7 +416,7 @@ static void test_pool_fresh(void **state)
 
 static void test_free_kills_running(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *argv[] = {"sleep", "30", NULL};
         struct run r = {0};
 
@@ -485,7 +433,7 @@ static void test_free_kills_running(void **state)
 
 static void test_bad_requests(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         char *empty[] = {NULL};
         char *argv[] = {"true", NULL};
         struct exec_request req = {.isolation = EXEC_SANDBOX, .argv = empty, .workspace = f->ws};
@@ -504,17 +452,20 @@ static void test_bad_requests(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test_setup_teardown(test_local_order_and_status, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_many_at_once, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup_quiet, teardown),
-            cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_flood_cpu_limit, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_flood_timeout, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_flood_shared_cap, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, teardown),
-            cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool, teardown),
-            cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_local_order_and_status, setup,
+                                            exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_many_at_once, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_kill_fork_bomb, setup_quiet,
+                                            exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_timeout, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_flood_cpu_limit, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_flood_timeout, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_flood_shared_cap, setup, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_pool_fresh, setup_pool, exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_free_kills_running, setup_pool,
+                                            exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_bad_requests, setup, exec_fixture_teardown),
         };
         return cmocka_run_group_tests_name("exec", tests, NULL, NULL);
 }

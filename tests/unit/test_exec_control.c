@@ -24,6 +24,7 @@
 #include "core/session.h"
 #include "core/viewmodel.h"
 #include "exec/exec.h"
+#include "tests/unit/exec_fixture.h"
 
 struct run {
         char out[8192];
@@ -40,22 +41,6 @@ struct run {
         int signal_at_exit, pause_at_exit;
 };
 
-struct fixture {
-        uv_loop_t loop;
-        struct exec_engine *eng;
-        bool cgroups; /* the engine uses cgroups (root here); else SIGSTOP is the way */
-        char ws[64];
-        char count[96]; /* the counter's file in the workspace */
-};
-
-static uint64_t now_us(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void on_start(struct exec *e, int pid, uint64_t setup_us, void *ud)
 {
         ((struct run *)ud)->started = true;
@@ -65,18 +50,14 @@ static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_
 {
         struct run *r = ud;
 
-        if (r->nout + n < sizeof(r->out)) {
-                memcpy(r->out + r->nout, buf, n);
-                r->nout += n;
-                r->out[r->nout] = '\0';
-        }
+        exec_fixture_collect(r->out, sizeof(r->out), &r->nout, buf, n);
 }
 
 static void on_stats(struct exec *e, const struct exec_stats *st, void *ud)
 {
         struct run *r = ud;
 
-        if (r->watch_from_us == 0 || now_us() < r->watch_from_us)
+        if (r->watch_from_us == 0 || exec_fixture_now_us() < r->watch_from_us)
                 return;
         r->samples++;
         if (st->cpu_pct > r->max_pct)
@@ -91,7 +72,7 @@ static void on_exit_cb(struct exec *e, const struct exec_result *res, void *ud)
         r->exited = true;
         r->signal_at_exit = exec_signal(e, SIGTERM);
         r->pause_at_exit = exec_pause(e, NULL);
-        r->exit_at_us = now_us();
+        r->exit_at_us = exec_fixture_now_us();
 }
 
 static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
@@ -103,21 +84,9 @@ static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit
 
 static int make_fixture(void **state, bool no_cgroups)
 {
-        struct fixture *f = calloc(1, sizeof(*f));
         struct exec_engine_opts o = {.stats_interval_ms = 50, .no_cgroups = no_cgroups};
-        char err[256];
 
-        snprintf(f->ws, sizeof(f->ws), "/tmp/proctor-test-ctl.XXXXXX");
-        assert_non_null(mkdtemp(f->ws));
-        snprintf(f->count, sizeof(f->count), "%s/count", f->ws);
-        /* Root's sandboxes act as the workspace's owner: make it nobody's. */
-        assert_int_equal(chmod(f->ws, 0755), 0);
-        if (geteuid() == 0)
-                assert_int_equal(chown(f->ws, 65534, 65534), 0);
-        uv_loop_init(&f->loop);
-        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
-        f->cgroups = exec_engine_cgroup_limits(f->eng) != 0;
-        *state = f;
+        exec_fixture_new(state, "ctl", &o);
         return 0;
 }
 
@@ -131,27 +100,13 @@ static int setup_no_cgroups(void **state)
         return make_fixture(state, true);
 }
 
-static int teardown(void **state)
-{
-        struct fixture *f = *state;
-        char cmd[128];
-
-        exec_engine_free(f->eng);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        assert_int_equal(uv_loop_close(&f->loop), 0);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->ws);
-        assert_int_equal(system(cmd), 0);
-        free(f);
-        return 0;
-}
-
 static void stop_loop(uv_timer_t *t)
 {
         uv_stop(t->loop);
 }
 
 /* Runs the loop for `ms`, whatever it has to do. */
-static void run_for(struct fixture *f, unsigned ms)
+static void run_for(struct exec_fixture *f, unsigned ms)
 {
         uv_timer_t t;
 
@@ -163,25 +118,25 @@ static void run_for(struct fixture *f, unsigned ms)
 }
 
 /* Runs the loop until *flag or `ms` passed; returns *flag. */
-static bool run_until(struct fixture *f, const bool *flag, unsigned ms)
+static bool run_until(struct exec_fixture *f, const bool *flag, unsigned ms)
 {
-        uint64_t end = now_us() + ms * 1000ull;
+        uint64_t end = exec_fixture_now_us() + ms * 1000ull;
 
-        while (!*flag && now_us() < end)
+        while (!*flag && exec_fixture_now_us() < end)
                 run_for(f, 10);
         return *flag;
 }
 
-static bool output_has(struct fixture *f, struct run *r, const char *what, unsigned ms)
+static bool output_has(struct exec_fixture *f, struct run *r, const char *what, unsigned ms)
 {
-        uint64_t end = now_us() + ms * 1000ull;
+        uint64_t end = exec_fixture_now_us() + ms * 1000ull;
 
-        while (strstr(r->out, what) == NULL && !r->exited && now_us() < end)
+        while (strstr(r->out, what) == NULL && !r->exited && exec_fixture_now_us() < end)
                 run_for(f, 10);
         return strstr(r->out, what) != NULL;
 }
 
-static struct exec *spawn(struct fixture *f, enum exec_isolation iso, const char *script,
+static struct exec *spawn(struct exec_fixture *f, enum exec_isolation iso, const char *script,
                           uint64_t timeout_ms, struct run *r)
 {
         char *argv[] = {"sh", "-c", (char *)script, NULL};
@@ -197,6 +152,15 @@ static struct exec *spawn(struct fixture *f, enum exec_isolation iso, const char
         return e;
 }
 
+/* The file the counter below writes, in the workspace. */
+static const char *count_file(const struct exec_fixture *f)
+{
+        static char path[96];
+
+        snprintf(path, sizeof(path), "%s/count", f->ws);
+        return path;
+}
+
 static off_t file_size(const char *path)
 {
         struct stat st;
@@ -204,7 +168,7 @@ static off_t file_size(const char *path)
         return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
-static void finish(struct fixture *f, struct run *r)
+static void finish(struct exec_fixture *f, struct run *r)
 {
         assert_true(run_until(f, &r->exited, 5000));
         assert_true(run_until(f, &r->removed, 5000));
@@ -220,7 +184,7 @@ static void test_signal_reaches_every_process(void **state)
             "trap 'echo got-term; wait; exit 3' TERM; "
             "sh -c 'trap \"echo inner-term; exit 4\" TERM; while :; do sleep 0.05; done' & "
             "echo ready; while :; do sleep 0.05; done";
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct run r;
 
         for (size_t i = 0; i < 2; i++) {
@@ -239,7 +203,7 @@ static void test_signal_reaches_every_process(void **state)
  * that signal; an ended one refuses signals; a bad signal is refused. */
 static void test_signal_kills_as_killed(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct run r;
 
         for (size_t i = 0; i < 2; i++) {
@@ -259,7 +223,7 @@ static void test_signal_kills_as_killed(void **state)
 /* A signal the operator did not send stays "signaled". */
 static void test_own_signal_stays_signaled(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct run r;
 
         for (size_t i = 0; i < 2; i++) {
@@ -279,7 +243,7 @@ static const char counter[] =
  * lets it count again; a second pause or resume is refused. */
 static void test_pause_resume(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         enum exec_pause_how want = f->cgroups ? EXEC_PAUSE_FREEZER : EXEC_PAUSE_SIGNAL;
         enum exec_pause_how how = 0;
         struct run r;
@@ -288,7 +252,7 @@ static void test_pause_resume(void **state)
                 struct exec *e = spawn(f, both[i], counter, 30000, &r);
                 off_t before;
                 run_for(f, 300);
-                assert_true(file_size(f->count) > 0);
+                assert_true(file_size(count_file(f)) > 0);
                 assert_int_equal(exec_resume(e, &how), -EALREADY);
                 assert_int_equal(exec_pause(e, &how), 0);
                 assert_int_equal(how, want);
@@ -296,10 +260,11 @@ static void test_pause_resume(void **state)
                 assert_string_equal(exec_pause_how_name(how), f->cgroups ? "freezer" : "signal");
                 assert_int_equal(exec_pause(e, &how), -EALREADY);
                 run_for(f, 100); /* a write under way lands */
-                before = file_size(f->count);
-                r.watch_from_us = now_us() + 60000; /* samples wholly within the pause */
+                before = file_size(count_file(f));
+                r.watch_from_us =
+                    exec_fixture_now_us() + 60000; /* samples wholly within the pause */
                 run_for(f, 1000);
-                assert_int_equal(file_size(f->count), before);
+                assert_int_equal(file_size(count_file(f)), before);
                 assert_false(r.exited);
                 assert_true(r.samples >= 5);
                 assert_true(r.max_pct == 0.0);
@@ -308,18 +273,18 @@ static void test_pause_resume(void **state)
                 assert_int_equal(how, want);
                 assert_int_equal(exec_paused(e), 0);
                 run_for(f, 500);
-                assert_true(file_size(f->count) > before);
+                assert_true(file_size(count_file(f)) > before);
                 assert_int_equal(exec_kill(e), 0);
                 finish(f, &r);
                 assert_string_equal(exec_reason_name(r.res.reason), "killed");
-                unlink(f->count);
+                unlink(count_file(f));
         }
 }
 
 /* A paused execution is killed at once, and removed with all it had. */
 static void test_kill_paused(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct run r;
 
         for (size_t i = 0; i < 2; i++) {
@@ -327,25 +292,25 @@ static void test_kill_paused(void **state)
                 uint64_t t0;
                 assert_int_equal(exec_pause(e, NULL), 0);
                 run_for(f, 200);
-                t0 = now_us();
+                t0 = exec_fixture_now_us();
                 assert_int_equal(exec_kill(e), 0);
                 finish(f, &r);
                 assert_true(r.exit_at_us - t0 < 1000000);
                 assert_string_equal(exec_reason_name(r.res.reason), "killed");
                 assert_int_equal(r.res.signal, SIGKILL);
-                unlink(f->count);
+                unlink(count_file(f));
         }
 }
 
 /* The wall clock runs while paused: a paused execution times out. */
 static void test_paused_times_out(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct run r;
 
         for (size_t i = 0; i < 2; i++) {
                 struct exec *e = spawn(f, both[i], counter, 1000, &r);
-                uint64_t t0 = now_us();
+                uint64_t t0 = exec_fixture_now_us();
                 assert_int_equal(exec_pause(e, NULL), 0);
                 assert_true(run_until(f, &r.exited, 4000));
                 assert_string_equal(exec_reason_name(r.res.reason), "timeout");
@@ -353,7 +318,7 @@ static void test_paused_times_out(void **state)
                 assert_true(r.res.wall_ms >= 900 && r.res.wall_ms < 2000);
                 assert_true(r.exit_at_us - t0 < 2000000);
                 finish(f, &r);
-                unlink(f->count);
+                unlink(count_file(f));
         }
 }
 
@@ -361,7 +326,7 @@ static void test_paused_times_out(void **state)
  * dies by SIGKILL. Writes the sandbox init's host pid to `fd` first. */
 __attribute__((noreturn)) static void die_with_paused(int fd)
 {
-        struct fixture f;
+        struct exec_fixture f;
         struct run r;
         struct exec *e;
         char *argv[] = {"sh", "-c", "echo ready; while :; do sleep 0.05; done", NULL};
@@ -409,7 +374,7 @@ static bool process_over(int pid)
  * kills them. On v2 (and with SIGSTOP) they die with their init at once. */
 static void test_paused_outlive_proctor_until_next(void **state)
 {
-        struct fixture *f = *state;
+        struct exec_fixture *f = *state;
         struct exec_engine *next = NULL;
         int fds[2], pid = 0, st;
         uint64_t end;
@@ -434,7 +399,8 @@ static void test_paused_outlive_proctor_until_next(void **state)
         assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         assert_true(pid > 0);
         assert_int_equal(exec_engine_new(&f->loop, NULL, &next, err, sizeof(err)), 0);
-        for (end = now_us() + 3000000; !process_over(pid) && now_us() < end;)
+        for (end = exec_fixture_now_us() + 3000000;
+             !process_over(pid) && exec_fixture_now_us() < end;)
                 run_for(f, 20);
         assert_true(process_over(pid));
         exec_engine_free(next);
@@ -495,7 +461,7 @@ static const struct viewmodel_exec *vm_exec(struct viewmodel *vm, uint64_t id)
         return i < 0 ? NULL : viewmodel_exec(vm, (size_t)i);
 }
 
-static void session_run(struct fixture *f, enum exec_isolation mode)
+static void session_run(struct exec_fixture *f, enum exec_isolation mode)
 {
         static const char tool[] =
             "{\"tool_calls\": [{\"name\": \"bash\", \"arguments\": {\"command\": "
@@ -565,8 +531,8 @@ static void test_session_control(void **state)
         session_run(*state, EXEC_LOCAL);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define N(fn) cmocka_unit_test_setup_teardown(fn, setup_no_cgroups, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, exec_fixture_teardown)
+#define N(fn) cmocka_unit_test_setup_teardown(fn, setup_no_cgroups, exec_fixture_teardown)
 
 int main(void)
 {

@@ -16,6 +16,7 @@
 
 #include "tui/color.h"
 #include "tui/theme.h"
+#include "tests/unit/tmpdir.h"
 
 static const char *const bundled[] = {
     "default", "light", "solarized-dark", "high-contrast", "mono", "nord", "amber",
@@ -358,10 +359,8 @@ static int scratch_setup(void **state)
 static int scratch_teardown(void **state)
 {
         struct scratch *s = *state;
-        char cmd[256];
 
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s->dir);
-        if (system(cmd) != 0)
+        if (tmpdir_remove(s->dir) != 0)
                 return -1;
         unsetenv("XDG_CONFIG_HOME");
         unsetenv("PROCTOR_THEMES_DIR");

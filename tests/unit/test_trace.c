@@ -20,6 +20,7 @@
 
 #include "core/bus.h"
 #include "core/trace.h"
+#include "tests/unit/tmpdir.h"
 
 #define SAMPLE "tests/data/sample-trace.jsonl"
 
@@ -48,10 +49,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        char cmd[128];
 
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        if (system(cmd) != 0)
+        if (tmpdir_remove(f->dir) != 0)
                 return -1;
         free(f);
         return 0;

@@ -18,6 +18,7 @@
 
 #include "exec/exec.h"
 #include "exec/pystub.h"
+#include "tests/unit/exec_fixture.h"
 
 struct run {
         char out[8192], err[8192];
@@ -29,13 +30,11 @@ struct run {
 static void on_output(struct exec *e, enum exec_stream s, const char *buf, size_t n, void *ud)
 {
         struct run *r = ud;
-        char *dst = s == EXEC_STDOUT ? r->out : r->err;
-        size_t *len = s == EXEC_STDOUT ? &r->nout : &r->nerr;
 
-        if (*len + n < sizeof(r->out)) {
-                memcpy(dst + *len, buf, n);
-                *len += n;
-        }
+        if (s == EXEC_STDOUT)
+                exec_fixture_collect(r->out, sizeof(r->out), &r->nout, buf, n);
+        else
+                exec_fixture_collect(r->err, sizeof(r->err), &r->nerr, buf, n);
 }
 
 static void on_exit_cb(struct exec *e, const struct exec_result *res, void *ud)
@@ -68,15 +67,10 @@ static int setup(void **state)
         struct exec_engine_opts o = {.warm = 1, .stats_interval_ms = 50};
         char err[256];
 
-        snprintf(f->dir, sizeof(f->dir), "/tmp/proctor-test-warm.XXXXXX");
-        assert_non_null(mkdtemp(f->dir));
-        assert_int_equal(chmod(f->dir, 0755), 0);
-        if (geteuid() == 0)
-                assert_int_equal(chown(f->dir, 65534, 65534), 0);
-        uv_loop_init(&f->loop);
-        uv_timer_init(&f->loop, &f->idle);
+        exec_fixture_dir(f->dir, sizeof(f->dir), "warm");
         assert_int_equal(exec_workspace_open(f->dir, &f->ws, err, sizeof(err)), 0);
-        assert_int_equal(exec_engine_new(&f->loop, &o, &f->eng, err, sizeof(err)), 0);
+        exec_fixture_start(&f->loop, &o, &f->eng);
+        uv_timer_init(&f->loop, &f->idle);
         *state = f;
         return 0;
 }
@@ -84,15 +78,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        char cmd[128];
 
-        exec_engine_free(f->eng);
         uv_close((uv_handle_t *)&f->idle, NULL);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        assert_int_equal(uv_loop_close(&f->loop), 0);
+        exec_fixture_stop(&f->loop, f->eng);
         exec_workspace_free(f->ws);
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(tmpdir_remove(f->dir), 0);
         free(f);
         return 0;
 }
@@ -109,8 +99,7 @@ static void idle(struct fixture *f, uint64_t ms)
 
         f->idle.data = &done;
         uv_timer_start(&f->idle, tick, ms, 0);
-        while (!done)
-                uv_run(&f->loop, UV_RUN_ONCE);
+        exec_fixture_run_until(&f->loop, &done);
 }
 
 static uint64_t timeout_ms = 20000;
@@ -135,9 +124,7 @@ static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c
         }
         assert_int_equal(exec_spawn(f->eng, &req, &cbs, r, &e, err, sizeof(err)), 0);
         r->warm = exec_warm(e);
-        while (!r->removed)
-                uv_run(&f->loop, UV_RUN_ONCE);
-        r->out[r->nout] = r->err[r->nerr] = '\0';
+        exec_fixture_run_until(&f->loop, &r->removed);
 }
 
 /* Until a warm sandbox waits with its interpreter started. */

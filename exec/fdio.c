@@ -1,0 +1,25 @@
+/* fdio: whole writes to a file descriptor (see fdio.h). It must never
+ * loop on a write that makes no progress. */
+#include "exec/fdio.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+int fdio_write_all(int fd, const void *buf, size_t n)
+{
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                if (w == 0)
+                        return -EIO;
+                p += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}

@@ -688,12 +688,6 @@ static void start_server(struct mcp_server *s)
         uint64_t start_ms = m->o.limits.timeout_ms;
         int rc;
 
-        if (s->network && m->o.mode == EXEC_SANDBOX) {
-                server_down(s, S_FAILED,
-                            "asks for \"network\": true, which sandbox mode does not offer yet "
-                            "(run it in local mode, or without network)");
-                return;
-        }
         char **argv = entry_argv(s->cfg), **env = entry_env(s->cfg);
 
         req.isolation = m->o.mode;
@@ -708,6 +702,9 @@ static void start_server(struct mcp_server *s)
         req.limits.tmpfs_bytes = m->o.limits.tmpfs_bytes;
         req.limits.disk_bytes = m->o.limits.disk_bytes;
         req.keep_stdin = true;
+        /* "network": true keeps the host's network namespace, and nothing
+         * else of the host: the rest of the sandbox stays */
+        req.share_net = s->network;
         snprintf(label, sizeof(label), "mcp server %.100s", s->name);
         hooks.label = label;
         if (req.argv == NULL || req.env_extra == NULL) {

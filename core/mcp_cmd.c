@@ -52,8 +52,8 @@ static void print_server(struct termout *out, const struct mcp_server_info *in,
         size_t k;
 
         termout_printf(out, "%s: %s, %u tools%s\n", in->name, in->state, in->ntools,
-                       in->network ? (mode == EXEC_SANDBOX ? ", network (not offered in sandbox "
-                                                             "mode)"
+                       in->network ? (mode == EXEC_SANDBOX ? ", network (the host's, shared "
+                                                             "with its sandbox)"
                                                            : ", network")
                                    : "");
         /* the stderr's lines in the message, each indented under the server */

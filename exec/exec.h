@@ -82,6 +82,12 @@ struct exec_request {
          * handed stdin_data at the call (see exec_engine_opts.warm). */
         bool warm;
         const char *image; /* the image the engine's root comes from, for events; or NULL */
+        /* Sandbox only: keep the host's network namespace (an MCP server
+         * whose entry says "network": true). Everything else of the sandbox
+         * stays: mounts, seccomp, limits, the user, pid, ipc and uts
+         * namespaces; socket(AF_UNIX) is refused, since the host's abstract
+         * unix sockets belong to its network namespace. Never pooled. */
+        bool share_net;
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -196,6 +202,8 @@ const struct exec_limits *exec_limits(const struct exec *e);
 enum exec_isolation exec_isolation(const struct exec *e);
 /* True when the execution ran in a sandbox started ahead (warm). */
 bool exec_warm(const struct exec *e);
+/* True for a sandbox spawned with share_net. */
+bool exec_shares_net(const struct exec *e);
 
 /* Limits a sandbox gets from cgroups (for the whole sandbox); those
  * missing hold only per process, through rlimits. */

@@ -12,7 +12,7 @@
 #include "core/options.h"
 #include "core/termout.h"
 
-static const char usage[] = "usage: proctor mcp list [--mode local|sandbox] [--mcp-config FILE] "
+static const char usage[] = "usage: proctor mcp list [--mode local|sandbox] [--mcp-config FILE]... "
                             "[--config FILE] [--json]\n";
 
 static void on_ready(void *ud)

@@ -639,7 +639,7 @@ static void on_start_timeout(uv_timer_t *t)
         server_down(s, S_FAILED, why);
 }
 
-/* argv and env_extra from the entry; one block each, for free(). */
+/* argv and env_own from the entry; one block each, for free(). */
 static char **entry_argv(const json_t *cfg)
 {
         const json_t *args = json_object_get(cfg, "args"), *a;
@@ -692,7 +692,9 @@ static void start_server(struct mcp_server *s)
 
         req.isolation = m->o.mode;
         req.argv = argv;
-        req.env_extra = env;
+        /* the entry's env is the operator's, written in the config for this
+         * server: its tokens pass (to it alone); nothing is expanded */
+        req.env_own = env;
         req.ws = m->o.ws;
         req.ws_mode = m->o.ws_mode;
         /* long-lived: no wall clock or CPU budget for its whole life (each
@@ -707,7 +709,7 @@ static void start_server(struct mcp_server *s)
         req.share_net = s->network;
         snprintf(label, sizeof(label), "mcp server %.100s", s->name);
         hooks.label = label;
-        if (req.argv == NULL || req.env_extra == NULL) {
+        if (req.argv == NULL || req.env_own == NULL) {
                 rc = -ENOMEM;
                 snprintf(err, sizeof(err), "out of memory");
         } else {

@@ -1759,7 +1759,7 @@ static int child_request(struct exec *e, const struct exec_request *req,
                 cl.cpu_weight = EXEC_SANDBOX_CPU_WEIGHT;
                 rc = cgroup_set_limits(e->cg, &cl, e->error, sizeof(e->error));
         }
-        if (rc == 0 && (envp = env_build(sandbox, req->env_extra)) == NULL) {
+        if (rc == 0 && (envp = env_build_own(sandbox, req->env_extra, req->env_own)) == NULL) {
                 rc = -ENOMEM;
                 snprintf(e->error, sizeof(e->error), "out of memory");
         }
@@ -2037,8 +2037,9 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 return rc;
         }
         pick_ids(req, ws, &uid, &gid);
-        /* pooled and warm children have a network namespace of their own */
-        e = req->share_net ? NULL : warm_take(eng, req, uid, gid);
+        /* Pooled and warm children have a network namespace of their own;
+         * a warm one's command started without env_own. */
+        e = req->share_net || req->env_own != NULL ? NULL : warm_take(eng, req, uid, gid);
         if (e == NULL && !req->share_net)
                 e = pool_take(eng, req->isolation, uid, gid);
         if (e == NULL && (rc = child_new_net(eng, req->isolation, req->share_net, uid, gid, &e, err,

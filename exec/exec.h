@@ -73,6 +73,10 @@ struct exec_request {
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
+        /* "K=V" added last and passed whatever the name (tokens included):
+         * what the operator wrote for this execution alone, such as an MCP
+         * server entry's "env"; never pass inherited values here. */
+        char *const *env_own;
         /* stdin stays open for exec_write (a long-lived server speaking a
          * protocol on it); stdin_data is ignored then. */
         bool keep_stdin;

@@ -75,7 +75,7 @@ expect_match "sandbox: the host's abstract unix sockets stay out of reach" \
         "^failed: .*(not permitted|denied)" "$(result call_3 <"$T")"
 expect_match "sandbox: the networked server keeps its own uts and pid namespaces" \
         "^sandbox [0-9]$" "$(result call_4 <"$T")"
-expect_eq "sandbox: exec.create says the network is shared" shared "$(net_of "mcp server net" <"$T")"
+expect_eq "sandbox: exec.create says the network is shared" shared "$(net_of "mcp server net (host network)" <"$T")"
 expect_eq "sandbox: and none for the other" none "$(net_of "mcp server iso" <"$T")"
 expect_match "sandbox: mcp list says so" "^net: ready, 4 tools, network \(the host's" \
         "$(cd "$WORK" && "$PROCTOR" mcp list --mode sandbox --mcp-config mcp.json)"

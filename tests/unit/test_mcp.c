@@ -452,6 +452,20 @@ static void test_lifecycle(void **state)
                 assert_true(net);
                 assert_int_equal(mcp_describe(NULL, NULL, line, sizeof(line), &net), 0);
         }
+        {
+                struct mcp_brief b[2];
+                const char *two = "{\"fake\":{\"command\":\"python3\"},\"gone\":{\"command\":"
+                                  "\"x\",\"network\":true}}";
+                assert_int_equal(mcp_briefs(two, f.m, b, 2), 2);
+                assert_string_equal(b[0].name, "fake");
+                assert_string_equal(b[0].state, "6 tools");
+                assert_false(b[0].network || b[0].failed);
+                /* configured but not in this client (not started): no state */
+                assert_string_equal(b[1].name, "gone");
+                assert_string_equal(b[1].state, "");
+                assert_true(b[1].network);
+                assert_int_equal(mcp_briefs(two, f.m, b, 1), 2);
+        }
 
         call(&f, "mcp__fake__echo", "{\"text\":\"hi\"}");
         assert_true(f.last.ok);
@@ -516,6 +530,13 @@ static void test_crash(void **state)
         mcp_server_info(f.m, 0, &in);
         assert_string_equal(in.state, "exited");
         assert_int_equal(in.ntools, 0);
+        {
+                struct mcp_brief b;
+                assert_int_equal(mcp_briefs("{\"fake\":{\"command\":\"python3\"}}", f.m, &b, 1), 1);
+                assert_true(b.failed);
+                assert_int_equal(strncmp(b.state, "ended: exited with code 5", 25), 0);
+                assert_null(strchr(b.state, '\n')); /* the first line only */
+        }
         /* its tools are withdrawn, and a call says why */
         assert_null(offered(&f, "mcp__fake__echo"));
         assert_int_equal(mcp_call(f.m, "mcp__fake__echo", a, on_done, &f, &c, err, sizeof(err)),

@@ -714,7 +714,7 @@ static void start_server(struct mcp_server *s)
         req.keep_stdin = true;
         /* "network": true keeps the host's network namespace, and nothing
          * else of the host: the rest of the sandbox stays */
-        req.share_net = s->network;
+        req.share_net = s->network && m->o.mode == EXEC_SANDBOX;
         /* the executions pane says which server shares the host's network */
         snprintf(label, sizeof(label), "mcp server %.100s%s", s->name,
                  s->network && m->o.mode == EXEC_SANDBOX ? " (host network)" : "");

@@ -5,6 +5,10 @@
 #   unix {name}           connects to the abstract unix socket @NAME
 #   env {}                the server's environment, one K=V a line
 #   whoami {}             hostname and pid, as the server sees them
+#   probe {}              "root: ..., unshare: ...": whether /root can be
+#                         listed and unshare(CLONE_NEWNET) works
+import ctypes
+import errno
 import json
 import os
 import socket
@@ -17,6 +21,7 @@ TOOLS = [
         ("unix", "connect to an abstract unix socket"),
         ("env", "the environment"),
         ("whoami", "hostname and pid"),
+        ("probe", "host files and namespaces"),
     ]
 ]
 
@@ -39,6 +44,15 @@ def call(name, args):
         return "\n".join("%s=%s" % kv for kv in sorted(os.environ.items()))
     if name == "whoami":
         return "%s %d" % (socket.gethostname(), os.getpid())
+    if name == "probe":
+        try:
+            root = "listed %d" % len(os.listdir("/root"))
+        except OSError as e:
+            root = errno.errorcode.get(e.errno, str(e.errno))
+        libc = ctypes.CDLL(None, use_errno=True)
+        rc = libc.unshare(0x40000000)
+        unshare = "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+        return "root: %s, unshare: %s" % (root, unshare)
     return None
 
 

@@ -42,7 +42,7 @@ cat >"$WORK/mcp.json" <<JSON
   "iso": {"command": "python3", "args": ["mcp_fake.py"]}}}
 JSON
 cat >"$WORK/calls.jsonl" <<JSON
-{"content": "", "tool_calls": [{"name": "mcp__net__connect", "arguments": {"port": $port}}, {"name": "mcp__iso__connect", "arguments": {"port": $port}}, {"name": "mcp__net__unix", "arguments": {"name": "$TAG"}}, {"name": "mcp__net__whoami", "arguments": {}}]}
+{"content": "", "tool_calls": [{"name": "mcp__net__connect", "arguments": {"port": $port}}, {"name": "mcp__iso__connect", "arguments": {"port": $port}}, {"name": "mcp__net__unix", "arguments": {"name": "$TAG"}}, {"name": "mcp__net__whoami", "arguments": {}}, {"name": "mcp__net__probe", "arguments": {}}]}
 {"content": "all done"}
 JSON
 
@@ -66,7 +66,7 @@ out=$(cd "$WORK" && "$PROCTOR" run --mode sandbox --mcp-config mcp.json --model 
         --trace "$T" "reach out" 2>"$WORK/err"); rc=$?
 expect_eq "sandbox: the session completes" 0 $rc
 expect_eq "sandbox: run prints the answer" "all done" "$out"
-expect_match "sandbox: the networked server is ready" "MCP server net: ready, 4 tools" "$(cat "$WORK/err")"
+expect_match "sandbox: the networked server is ready" "MCP server net: ready, 5 tools" "$(cat "$WORK/err")"
 expect_eq "sandbox: network true reaches the host's 127.0.0.1" "connected: hello-from-host" \
         "$(result call_1 <"$T")"
 expect_match "sandbox: without it, nothing is reached" "^failed: .*(refused|unreachable)" \
@@ -75,9 +75,11 @@ expect_match "sandbox: the host's abstract unix sockets stay out of reach" \
         "^failed: .*(not permitted|denied)" "$(result call_3 <"$T")"
 expect_match "sandbox: the networked server keeps its own uts and pid namespaces" \
         "^sandbox [0-9]$" "$(result call_4 <"$T")"
+expect_eq "sandbox: it sees no host home, and seccomp still refuses namespaces" \
+        "root: ENOENT, unshare: EPERM" "$(result call_5 <"$T")"
 expect_eq "sandbox: exec.create says the network is shared" shared "$(net_of "mcp server net (host network)" <"$T")"
 expect_eq "sandbox: and none for the other" none "$(net_of "mcp server iso" <"$T")"
-expect_match "sandbox: mcp list says so" "^net: ready, 4 tools, network \(the host's" \
+expect_match "sandbox: mcp list says so" "^net: ready, 5 tools, network \(the host's" \
         "$(cd "$WORK" && "$PROCTOR" mcp list --mode sandbox --mcp-config mcp.json)"
 
 T=$WORK/local.jsonl
@@ -86,5 +88,9 @@ T=$WORK/local.jsonl
 expect_eq "local: both reach the host" "connected: hello-from-host connected: hello-from-host" \
         "$(echo $(result call_1 <"$T") $(result call_2 <"$T"))"
 expect_eq "local: exec.create says host" host "$(net_of "mcp server iso" <"$T")"
+if is_root; then
+        expect_match "local (premise of the probe): root's server lists /root" "^root: listed" \
+                "$(result call_5 <"$T")"
+fi
 
 finish

@@ -5,8 +5,9 @@
 #   unix {name}           connects to the abstract unix socket @NAME
 #   env {}                the server's environment, one K=V a line
 #   whoami {}             hostname and pid, as the server sees them
-#   probe {}              "root: ..., unshare: ...": whether /root can be
-#                         listed and unshare(CLONE_NEWNET) works
+#   probe {}              "root: ..., unshare: ..., socketpair: ...": whether
+#                         /root can be listed, unshare(CLONE_NEWNET) and
+#                         socketpair(AF_UNIX) work
 import ctypes
 import errno
 import json
@@ -52,7 +53,13 @@ def call(name, args):
         libc = ctypes.CDLL(None, use_errno=True)
         rc = libc.unshare(0x40000000)
         unshare = "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
-        return "root: %s, unshare: %s" % (root, unshare)
+        try:
+            a, b = socket.socketpair()
+            a.close(), b.close()
+            pair = "ok"
+        except OSError as e:
+            pair = errno.errorcode.get(e.errno, str(e.errno))
+        return "root: %s, unshare: %s, socketpair: %s" % (root, unshare, pair)
     return None
 
 

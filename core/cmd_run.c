@@ -281,7 +281,7 @@ static void print_help(void)
                "  --trace FILE                where the session's events go (default\n"
                "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
                "  --config FILE               config file (default "
-               "$XDG_CONFIG_HOME/proctor/config.json)\n",
+               "$XDG_CONFIG_HOME/proctor/config.json)\n" OPTIONS_HELP_MCP,
                options_help, options_help_session);
 }
 

@@ -509,23 +509,23 @@ static int apply_env(struct options *o, char *err, size_t errlen)
 }
 
 /* --mcp-config FILE: a file in the shape the other MCP clients use,
- * {"mcpServers": {...}}, merged over the config file's servers. */
-static int load_mcp_config(struct options *o, char *err, size_t errlen)
+ * {"mcpServers": {...}}, merged over the servers so far (the config
+ * file's, then those of each earlier --mcp-config). */
+static int load_mcp_config(struct options *o, const char *file, char *err, size_t errlen)
 {
         const json_t *servers;
         json_t *root = NULL;
         int rc;
 
-        rc = parse_file(o->mcp_config, 1, &root, err, errlen);
+        rc = parse_file(file, 1, &root, err, errlen);
         if (rc < 0)
                 return rc;
         servers = json_object_get(root, "mcpServers");
         if (servers == NULL) {
-                snprintf(err, errlen, "%s: expected an object with the key \"mcpServers\"",
-                         o->mcp_config);
+                snprintf(err, errlen, "%s: expected an object with the key \"mcpServers\"", file);
                 rc = -EINVAL;
         } else {
-                rc = merge_mcp(o->mcp_config, servers, &o->mcp_servers, err, errlen);
+                rc = merge_mcp(file, servers, &o->mcp_servers, err, errlen);
         }
         json_decref(root);
         return rc;
@@ -565,7 +565,9 @@ int config_resolve(int argc, char **argv, struct options *o, char *err, size_t e
         if (rc < 0)
                 return rc;
         o->config = loaded;
-        return o->mcp_config != NULL ? load_mcp_config(o, err, errlen) : 0;
+        for (unsigned i = 0; i < o->mcp_config.n && rc == 0; i++)
+                rc = load_mcp_config(o, o->mcp_config.v[i], err, errlen);
+        return rc;
 }
 
 int config_protect_own(struct exec_workspace *ws, const char *config_file, char *err, size_t errlen)

@@ -201,14 +201,17 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
         bus_emit(
             bus, "exec.create",
             json_pack(
-                "{s:I,s:o,s:s,s:o,s:o,s:o,s:b,s:o*}", "exec_id", (json_int_t)r->id, "call_id",
+                "{s:I,s:o,s:s,s:o,s:o,s:o,s:b,s:s,s:o*}", "exec_id", (json_int_t)r->id, "call_id",
                 call_id != NULL ? json_string(call_id) : json_null(), "isolation",
                 isolation_name(req->isolation), "image",
                 req->image != NULL ? json_string(req->image) : json_null(), "limits",
                 exec_report_limits_json(exec_limits(e)), "limits_per_process",
                 exec_report_fallback_json(req->isolation == EXEC_SANDBOX, exec_cgroup_limits(e)),
-                "warm", exec_warm(e), "label",
-                hooks != NULL && hooks->label != NULL ? json_string(hooks->label) : NULL));
+                "warm", exec_warm(e), "network",
+                req->isolation != EXEC_SANDBOX ? "host"
+                : exec_shares_net(e)           ? "shared"
+                                               : "none",
+                "label", hooks != NULL && hooks->label != NULL ? json_string(hooks->label) : NULL));
         *out = e;
         return 0;
 }

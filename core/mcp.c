@@ -173,6 +173,8 @@ int mcp_config_check(const json_t *servers, char *err, size_t errlen)
 
 static void unref(struct mcp *m)
 {
+        void (*gone)(void *) = m->o.gone;
+        void *ud = m->o.ud;
         size_t i;
 
         if (--m->refs > 0)
@@ -188,7 +190,11 @@ static void unref(struct mcp *m)
         }
         free(m->servers);
         json_decref(m->schemas);
+        if (m->o.own_bus)
+                bus_free(m->o.bus);
         free(m);
+        if (gone != NULL)
+                gone(ud);
 }
 
 static void on_timer_closed(uv_handle_t *h)
@@ -282,6 +288,8 @@ static void emit_state(struct mcp_server *s)
                            state_names[s->st], "exec_id", (json_int_t)s->exec_id, "tools",
                            (int)json_object_size(s->offered), "protocol_version", s->protocol,
                            "error", s->error, "network", s->network));
+        if (s->m->o.changed != NULL)
+                s->m->o.changed(s->m->o.ud);
 }
 
 static void check_ready(struct mcp *m)
@@ -639,7 +647,7 @@ static void on_start_timeout(uv_timer_t *t)
         server_down(s, S_FAILED, why);
 }
 
-/* argv and env_extra from the entry; one block each, for free(). */
+/* argv and env_own from the entry; one block each, for free(). */
 static char **entry_argv(const json_t *cfg)
 {
         const json_t *args = json_object_get(cfg, "args"), *a;
@@ -688,17 +696,13 @@ static void start_server(struct mcp_server *s)
         uint64_t start_ms = m->o.limits.timeout_ms;
         int rc;
 
-        if (s->network && m->o.mode == EXEC_SANDBOX) {
-                server_down(s, S_FAILED,
-                            "asks for \"network\": true, which sandbox mode does not offer yet "
-                            "(run it in local mode, or without network)");
-                return;
-        }
         char **argv = entry_argv(s->cfg), **env = entry_env(s->cfg);
 
         req.isolation = m->o.mode;
         req.argv = argv;
-        req.env_extra = env;
+        /* the entry's env is the operator's, written in the config for this
+         * server: its tokens pass (to it alone); nothing is expanded */
+        req.env_own = env;
         req.ws = m->o.ws;
         req.ws_mode = m->o.ws_mode;
         /* long-lived: no wall clock or CPU budget for its whole life (each
@@ -708,9 +712,14 @@ static void start_server(struct mcp_server *s)
         req.limits.tmpfs_bytes = m->o.limits.tmpfs_bytes;
         req.limits.disk_bytes = m->o.limits.disk_bytes;
         req.keep_stdin = true;
-        snprintf(label, sizeof(label), "mcp server %.100s", s->name);
+        /* "network": true keeps the host's network namespace, and nothing
+         * else of the host: the rest of the sandbox stays */
+        req.share_net = s->network && m->o.mode == EXEC_SANDBOX;
+        /* the executions pane says which server shares the host's network */
+        snprintf(label, sizeof(label), "mcp server %.100s%s", s->name,
+                 s->network && m->o.mode == EXEC_SANDBOX ? " (host network)" : "");
         hooks.label = label;
-        if (req.argv == NULL || req.env_extra == NULL) {
+        if (req.argv == NULL || req.env_own == NULL) {
                 rc = -ENOMEM;
                 snprintf(err, sizeof(err), "out of memory");
         } else {
@@ -839,34 +848,76 @@ int mcp_server_tools(const struct mcp *m, const char *name)
         return -1;
 }
 
-int mcp_describe(const char *servers_json, const struct mcp *m, char *buf, size_t len,
-                 bool *network)
+static const struct mcp_server *server_named(const struct mcp *m, const char *name)
+{
+        size_t i;
+
+        for (i = 0; m != NULL && i < m->n; i++)
+                if (strcmp(m->servers[i].name, name) == 0)
+                        return &m->servers[i];
+        return NULL;
+}
+
+/* "failed: " and the first line of why, as printable ASCII. */
+static void brief_state(const struct mcp_server *s, char *out, size_t len)
+{
+        size_t o;
+
+        if (s->st == S_STARTING) {
+                snprintf(out, len, "starting");
+                return;
+        }
+        if (s->st == S_READY) {
+                snprintf(out, len, "%zu tools", json_object_size(s->offered));
+                return;
+        }
+        o = (size_t)snprintf(out, len, "%s: ", s->st == S_FAILED ? "failed" : "ended");
+        for (const char *p = s->error; *p != '\0' && *p != '\n' && o + 1 < len; p++)
+                out[o++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+        out[o < len ? o : len - 1] = '\0';
+}
+
+int mcp_briefs(const char *servers_json, const struct mcp *m, struct mcp_brief *out, int max)
 {
         json_t *servers = servers_json != NULL ? json_loads(servers_json, 0, NULL) : NULL;
         const char *name;
         const json_t *v;
-        size_t o;
         int n = 0;
 
-        *network = false;
-        o = (size_t)snprintf(buf, len, "mcp       ");
         json_object_foreach (servers, name, v) {
-                bool net = json_is_true(json_object_get(v, "network"));
-                int tools = m != NULL ? mcp_server_tools(m, name) : -1;
-                char count[32] = "";
-                if (tools >= 0)
-                        snprintf(count, sizeof(count), "%d tools", tools);
-                *network |= net;
-                if (o < len)
-                        o += (size_t)snprintf(buf + o, len - o, "%s %s%s%s%s%s", n ? "," : "", name,
-                                              count[0] || net ? " (" : "", count,
-                                              count[0] && net ? ", " : "",
-                                              net        ? "network)"
-                                              : count[0] ? ")"
-                                                         : "");
+                const struct mcp_server *s = server_named(m, name);
+                if (n < max) {
+                        struct mcp_brief *b = &out[n];
+                        memset(b, 0, sizeof(*b));
+                        snprintf(b->name, sizeof(b->name), "%s", name);
+                        b->network = json_is_true(json_object_get(v, "network"));
+                        if (s != NULL)
+                                brief_state(s, b->state, sizeof(b->state));
+                        b->failed = s != NULL && (s->st == S_FAILED || s->st == S_EXITED);
+                }
                 n++;
         }
         json_decref(servers);
+        return n;
+}
+
+int mcp_describe(const char *servers_json, const struct mcp *m, char *buf, size_t len,
+                 bool *network)
+{
+        struct mcp_brief b[32];
+        int n = mcp_briefs(servers_json, m, b, 32), i;
+        size_t o;
+
+        *network = false;
+        o = (size_t)snprintf(buf, len, "mcp       ");
+        for (i = 0; i < n && i < 32 && o < len; i++) {
+                bool paren = b[i].state[0] != '\0' || b[i].network;
+                *network |= b[i].network;
+                o += (size_t)snprintf(buf + o, len - o, "%s %s%s%s%s%s%s", i ? "," : "", b[i].name,
+                                      paren ? " (" : "", b[i].state,
+                                      b[i].state[0] && b[i].network ? ", " : "",
+                                      b[i].network ? "network" : "", paren ? ")" : "");
+        }
         return n;
 }
 

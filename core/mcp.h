@@ -35,6 +35,14 @@ struct mcp_opts {
         /* The session's: memory, pids, tmpfs and disk bound a sandboxed
          * server; timeout_ms bounds each call (and the start-up). */
         struct exec_limits limits;
+        /* Called when a server's state or tool count changes (after its
+         * mcp.server event), and never once mcp_stop or mcp_free began. */
+        void (*changed)(void *ud);
+        /* Called once `m` is gone: every execution removed, every handle
+         * closed (after mcp_free). */
+        void (*gone)(void *ud);
+        void *ud;     /* for both */
+        bool own_bus; /* `bus` is freed with `m` */
 };
 
 struct mcp;
@@ -74,11 +82,24 @@ void mcp_server_info(const struct mcp *m, size_t i, struct mcp_server_info *out)
  * no such server (for the setup screen). */
 int mcp_server_tools(const struct mcp *m, const char *name);
 
-/* One line for the setup screen: "mcp        NAME (N tools), NAME2
- * (network), ..." from the configured servers (`servers_json`) and, once
- * started, their tool counts from `m` (may be NULL). Returns the number of
- * servers (0: nothing to show); *network tells whether one asks for the
- * network, which the screen shows as a warning. */
+/* What the setup screen says of one configured server. */
+struct mcp_brief {
+        char name[40];
+        /* "starting", "N tools", "failed: WHY" or "ended: WHY" (printable
+         * ASCII, WHY cut to its first line); "" when `m` is NULL */
+        char state[120];
+        bool network; /* its entry says "network": true */
+        bool failed;  /* failed or exited */
+};
+
+/* Fills out[0..max) for the configured servers (`servers_json`, in its
+ * order) with what `m` (may be NULL: not started) knows of them. Returns
+ * how many are configured (may exceed max). */
+int mcp_briefs(const char *servers_json, const struct mcp *m, struct mcp_brief *out, int max);
+
+/* The same as one line: "mcp        NAME (N tools), NAME2 (starting,
+ * network), ...". Returns the number of servers (0: nothing to show);
+ * *network tells whether one asks for the network. */
 int mcp_describe(const char *servers_json, const struct mcp *m, char *buf, size_t len,
                  bool *network);
 

@@ -12,7 +12,7 @@
 #include "core/options.h"
 #include "core/termout.h"
 
-static const char usage[] = "usage: proctor mcp list [--mode local|sandbox] [--mcp-config FILE] "
+static const char usage[] = "usage: proctor mcp list [--mode local|sandbox] [--mcp-config FILE]... "
                             "[--config FILE] [--json]\n";
 
 static void on_ready(void *ud)
@@ -52,8 +52,8 @@ static void print_server(struct termout *out, const struct mcp_server_info *in,
         size_t k;
 
         termout_printf(out, "%s: %s, %u tools%s\n", in->name, in->state, in->ntools,
-                       in->network ? (mode == EXEC_SANDBOX ? ", network (not offered in sandbox "
-                                                             "mode)"
+                       in->network ? (mode == EXEC_SANDBOX ? ", network (the host's, shared "
+                                                             "with its sandbox)"
                                                            : ", network")
                                    : "");
         /* the stderr's lines in the message, each indented under the server */

@@ -43,9 +43,8 @@ const char options_help_agent[] =
     "  --max-iterations N          turns before the session stops (default 100)\n"
     "  --trace FILE                where the session's events go (default\n"
     "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
-    "  --config FILE               config file (default $XDG_CONFIG_HOME/proctor/config.json)\n"
-    "  --mcp-config FILE           MCP servers ({\"mcpServers\": ...}), merged over the\n"
-    "                              config file's\n";
+    "  --config FILE               config file (default "
+    "$XDG_CONFIG_HOME/proctor/config.json)\n" OPTIONS_HELP_MCP;
 
 const char options_help_screen[] =
     "  --theme NAME|PATH           colours: a bundled or user theme, or a theme file\n"
@@ -90,7 +89,7 @@ const char *options_mode_name(enum exec_isolation m)
         return m == EXEC_SANDBOX ? "sandbox" : "local";
 }
 
-enum opt_kind { O_FLAG, O_STR, O_MODE, O_WSMODE, O_SIZE, O_SECS, O_COUNT };
+enum opt_kind { O_FLAG, O_STR, O_MODE, O_WSMODE, O_SIZE, O_SECS, O_COUNT, O_LIST };
 
 struct opt {
         const char *name;
@@ -119,7 +118,7 @@ static const struct opt opts[] = {
     {"max-parallel", O_COUNT, OFF(max_parallel)},
     {"memory-budget", O_SIZE, OFF(memory_budget)},
     {"trace", O_STR, OFF(trace)},
-    {"mcp-config", O_STR, OFF(mcp_config)},
+    {"mcp-config", O_LIST, OFF(mcp_config)},
     {"theme", O_STR, OFF(theme)},
     {"speed", O_STR, OFF(speed)},
     {"no-color", O_FLAG, OFF(no_color)},
@@ -143,6 +142,15 @@ static int set_value(struct options *o, const struct opt *op, const char *v, cha
                 if (v[0] == '\0')
                         break;
                 *(const char **)base = v;
+                return 0;
+        case O_LIST:
+                if (v[0] == '\0')
+                        break;
+                if (((struct options_list *)base)->n == OPTIONS_LIST_MAX) {
+                        snprintf(err, errlen, "--%s: at most %d times", op->name, OPTIONS_LIST_MAX);
+                        return -EINVAL;
+                }
+                ((struct options_list *)base)->v[((struct options_list *)base)->n++] = v;
                 return 0;
         case O_MODE:
                 if (options_parse_mode(v, (enum exec_isolation *)base) == 0) {

@@ -8,6 +8,19 @@
 
 #include "exec/exec.h"
 
+/* An option given more than once, each value kept in order. */
+#define OPTIONS_LIST_MAX 16
+struct options_list {
+        const char *v[OPTIONS_LIST_MAX];
+        unsigned n;
+};
+
+/* The --mcp-config line of the help texts that start sessions. */
+#define OPTIONS_HELP_MCP                                                                           \
+        "  --mcp-config FILE           MCP servers ({\"mcpServers\": ...}), merged over the\n"     \
+        "                              config file's; repeatable, a later file's server\n"         \
+        "                              replacing an earlier one of the same name\n"
+
 struct options {
         enum exec_isolation mode;
         /* Where the mode came from, for people: "default", "--mode",
@@ -32,7 +45,7 @@ struct options {
         /* The mcpServers of the config file merged with --mcp-config's, as
          * JSON text (config_resolve); NULL: none. */
         const char *mcp_servers;
-        const char *mcp_config; /* --mcp-config FILE */
+        struct options_list mcp_config; /* each --mcp-config FILE, in order */
         const char *speed;
         bool no_color;
         bool json;

@@ -19,6 +19,7 @@
 #include "exec/image.h"
 #include "core/exec_report.h"
 #include "core/mcp.h"
+#include "core/mcp_preview.h"
 #include "core/options.h"
 #include "core/tools.h"
 
@@ -32,6 +33,11 @@ struct session {
         struct dispatch_ctx dx;
         struct agent *agent;
         struct mcp *mcp;
+        /* Before the start, for the setup screen (session_mcp_preview):
+         * the servers in the mode then chosen; earlier ones still going. */
+        struct mcp_preview *preview, *old_previews[4];
+        void (*preview_fn)(void *);
+        void *preview_ud;
         bool mcp_starting;    /* its servers start; the first prompt waits */
         char *pending_prompt; /* that prompt */
         char id[48];
@@ -168,13 +174,19 @@ int session_protect(struct session *s, const char *path, char *err, size_t errle
         return exec_workspace_protect(s->ws, path, false, err, errlen);
 }
 
+static void preview_restart(struct session *s);
+
 int session_set_mode(struct session *s, enum exec_isolation mode)
 {
+        bool flip = mode != s->opts.mode;
+
         if (s->started)
                 return -EBUSY;
-        if (mode != s->opts.mode)
+        if (flip)
                 s->opts.mode_from = "the setup screen";
         s->opts.mode = mode;
+        if (flip && s->preview != NULL)
+                preview_restart(s);
         return 0;
 }
 
@@ -230,9 +242,18 @@ const char *session_model_label(const struct session *s)
         return s->provider->label;
 }
 
+static unsigned preview_live(const struct session *s)
+{
+        unsigned n = s->preview != NULL ? mcp_preview_live(s->preview) : 0, i;
+
+        for (i = 0; i < sizeof(s->old_previews) / sizeof(s->old_previews[0]); i++)
+                n += s->old_previews[i] != NULL ? mcp_preview_live(s->old_previews[i]) : 0;
+        return n;
+}
+
 unsigned session_executions(const struct session *s)
 {
-        return exec_engine_live(s->eng);
+        return exec_engine_live(s->eng) + preview_live(s);
 }
 
 bool session_busy(const struct session *s)
@@ -245,19 +266,73 @@ struct mcp *session_mcp(const struct session *s)
         return s->mcp;
 }
 
+static const struct mcp *shown_mcp(const struct session *s)
+{
+        return s->mcp != NULL || s->preview == NULL ? s->mcp : mcp_preview_mcp(s->preview);
+}
+
 int session_mcp_line(const struct session *s, char *buf, size_t len, bool *network)
 {
-        return mcp_describe(s->opts.mcp_servers, s->mcp, buf, len, network);
+        return mcp_describe(s->opts.mcp_servers, shown_mcp(s), buf, len, network);
+}
+
+int session_mcp_briefs(const struct session *s, struct mcp_brief *out, int max)
+{
+        return mcp_briefs(s->opts.mcp_servers, shown_mcp(s), out, max);
+}
+
+/* The preview goes (stopped, its executions dying); one slot of the old
+ * ones is freed for it, the oldest let go (its executions were killed
+ * long ago: a mode flip takes a key press). */
+static void preview_retire(struct session *s)
+{
+        size_t n = sizeof(s->old_previews) / sizeof(s->old_previews[0]), i;
+
+        if (s->preview == NULL)
+                return;
+        mcp_preview_stop(s->preview);
+        mcp_preview_free(s->old_previews[n - 1]);
+        for (i = n - 1; i > 0; i--)
+                s->old_previews[i] = s->old_previews[i - 1];
+        s->old_previews[0] = s->preview;
+        s->preview = NULL;
+}
+
+static void preview_restart(struct session *s)
+{
+        struct mcp_opts mo = {.mode = s->opts.mode,
+                              .ws = s->ws,
+                              .ws_mode = s->opts.ws_mode,
+                              .limits = s->opts.limits};
+        struct exec_engine_opts eo = {0};
+        char err[512];
+
+        preview_retire(s);
+        if (s->img != NULL && s->opts.mode == EXEC_SANDBOX)
+                eo.image_root = image_root(s->img);
+        if (mcp_preview_new(s->loop, &eo, &mo, s->opts.mcp_servers, s->preview_fn, s->preview_ud,
+                            &s->preview, err, sizeof(err)) < 0)
+                s->preview = NULL; /* the line then names the servers alone */
+}
+
+void session_mcp_preview(struct session *s, void (*changed)(void *ud), void *ud)
+{
+        if (s->started || s->opts.mcp_servers == NULL)
+                return;
+        s->preview_fn = changed;
+        s->preview_ud = ud;
+        preview_restart(s);
 }
 
 void session_stop_servers(struct session *s)
 {
         mcp_stop(s->mcp);
+        preview_retire(s);
 }
 
 unsigned session_server_executions(const struct session *s)
 {
-        return mcp_live(s->mcp);
+        return mcp_live(s->mcp) + preview_live(s);
 }
 
 static uint64_t now_ms(void)
@@ -353,6 +428,7 @@ static int start(struct session *s)
         ac.dx = &s->dx;
         ac.max_iterations = s->opts.max_iterations;
         ac.system_prompt = s->system;
+        preview_retire(s); /* the session's servers are its own */
         if (s->opts.mcp_servers != NULL && (rc = start_mcp(s)) < 0)
                 return rc;
         if (s->mcp != NULL)
@@ -530,6 +606,9 @@ void session_free(struct session *s)
         dispatch_close(&s->dx);
         free(s->pending_prompt);
         mcp_free(s->mcp);
+        preview_retire(s);
+        for (size_t i = 0; i < sizeof(s->old_previews) / sizeof(s->old_previews[0]); i++)
+                mcp_preview_free(s->old_previews[i]);
         exec_engine_free(s->eng);
         agent_free(s->agent);
         provider_free(s->provider);

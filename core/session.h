@@ -103,10 +103,20 @@ unsigned session_executions(const struct session *s);
 /* The session's MCP client once it has started (NULL before, or without
  * servers): its servers and tools (core/mcp.h). */
 struct mcp *session_mcp(const struct session *s);
+struct mcp_brief;
 
 /* The setup screen's line about MCP servers (mcp_describe); 0 when none
- * are configured. */
+ * are configured. Before the start, with what session_mcp_preview found. */
 int session_mcp_line(const struct session *s, char *buf, size_t len, bool *network);
+/* The same, server by server (mcp_briefs). */
+int session_mcp_briefs(const struct session *s, struct mcp_brief *out, int max);
+
+/* For the setup screen: starts the configured servers in the mode now
+ * chosen (again after each flip), on an engine of their own, to count their
+ * tools; `changed(ud)` when that may show something new. Nothing of it
+ * reaches the session's events; they are stopped when the session starts,
+ * which starts its own. A no-op without servers or once started. */
+void session_mcp_preview(struct session *s, void (*changed)(void *ud), void *ud);
 
 /* The session is over: stops its MCP servers, whose executions are then
  * removed (wait for session_executions to reach 0 before session_end). */

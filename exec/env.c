@@ -92,6 +92,11 @@ static void put(struct envbuf *b, const char *kv)
 
 char **env_build(bool sandbox, char *const *extra)
 {
+        return env_build_own(sandbox, extra, NULL);
+}
+
+char **env_build_own(bool sandbox, char *const *extra, char *const *own)
+{
         struct envbuf b = {0};
         char kv[512];
         size_t i;
@@ -120,6 +125,9 @@ char **env_build(bool sandbox, char *const *extra)
         for (i = 0; extra != NULL && extra[i] != NULL; i++)
                 if (!env_is_secret(extra[i]))
                         put(&b, extra[i]);
+        /* the operator's own words for this execution: nothing inherited */
+        for (i = 0; own != NULL && own[i] != NULL; i++)
+                put(&b, own[i]);
         if (b.failed || b.v == NULL) {
                 env_free(b.v);
                 return NULL;

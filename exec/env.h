@@ -14,6 +14,10 @@ bool env_is_secret(const char *name_or_assignment);
  * for local mode from `environ` without secrets; `extra` entries are added
  * last and override. Free with env_free. NULL on allocation failure. */
 char **env_build(bool sandbox, char *const *extra);
+/* The same, then `own` added as given, credential-like names included:
+ * values the operator wrote for this one execution (an MCP server entry's
+ * "env"), never taken from proctor's environment. */
+char **env_build_own(bool sandbox, char *const *extra, char *const *own);
 void env_free(char **envp);
 
 /* Call first thing in main: remembers where the process's argument and

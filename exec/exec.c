@@ -121,6 +121,7 @@ struct exec {
 
         bool assigned;  /* false while waiting in the pool */
         bool warm;      /* its command was started ahead (warm_start) */
+        bool share_net; /* a sandbox in the host's network namespace */
         bool start_due; /* warm: on_start is yet to be reported */
         uint64_t warm_gen;
         uint64_t cpu_base_ns; /* warm: the cgroup's CPU time before the call */
@@ -253,6 +254,11 @@ enum exec_isolation exec_isolation(const struct exec *e)
 bool exec_warm(const struct exec *e)
 {
         return e->warm;
+}
+
+bool exec_shares_net(const struct exec *e)
+{
+        return e->share_net;
 }
 
 static unsigned cg_limit_bits(unsigned controllers)
@@ -1422,8 +1428,9 @@ static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
         ca.pidfd = (uint64_t)(uintptr_t)pidfd;
         ca.exit_signal = SIGCHLD;
         if (e->iso == EXEC_SANDBOX)
-                ca.flags |= CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
-                            CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+                ca.flags |= CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS |
+                            (e->share_net ? 0 : CLONE_NEWNET) | CLONE_NEWIPC | CLONE_NEWUTS |
+                            CLONE_NEWCGROUP;
         if (e->cg != NULL && cgroup_fd(e->cg) >= 0) {
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t)cgroup_fd(e->cg);
@@ -1473,8 +1480,8 @@ static int start_handles(struct exec *e, struct child_fds *f)
 
 /* Makes a child that waits, in its own cgroup (and namespaces in sandbox
  * mode), for the request that will make it an execution. */
-static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t uid, uint32_t gid,
-                     struct exec **out, char *err, size_t errlen)
+static int child_new_net(struct exec_engine *eng, enum exec_isolation iso, bool share_net,
+                         uint32_t uid, uint32_t gid, struct exec **out, char *err, size_t errlen)
 {
         struct child_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
         struct sandbox_plan plan;
@@ -1489,6 +1496,7 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
                 return -ENOMEM;
         e->eng = eng;
         e->iso = iso;
+        e->share_net = share_net && iso == EXEC_SANDBOX;
         e->uid = uid;
         e->gid = gid;
         e->pidfd = -1;
@@ -1501,6 +1509,7 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
         }
         memset(&plan, 0, sizeof(plan));
         plan.isolate = iso == EXEC_SANDBOX;
+        plan.share_net = e->share_net;
         plan.host = eng->host;
         plan.seccomp = plan.isolate ? eng->seccomp : NULL;
         plan.ctl_fd = f.ctl[1];
@@ -1567,6 +1576,12 @@ fail:
         }
         free(e);
         return rc;
+}
+
+static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t uid, uint32_t gid,
+                     struct exec **out, char *err, size_t errlen)
+{
+        return child_new_net(eng, iso, false, uid, gid, out, err, errlen);
 }
 
 static void pool_unlink(struct exec *e)
@@ -1744,7 +1759,7 @@ static int child_request(struct exec *e, const struct exec_request *req,
                 cl.cpu_weight = EXEC_SANDBOX_CPU_WEIGHT;
                 rc = cgroup_set_limits(e->cg, &cl, e->error, sizeof(e->error));
         }
-        if (rc == 0 && (envp = env_build(sandbox, req->env_extra)) == NULL) {
+        if (rc == 0 && (envp = env_build_own(sandbox, req->env_extra, req->env_own)) == NULL) {
                 rc = -ENOMEM;
                 snprintf(e->error, sizeof(e->error), "out of memory");
         }
@@ -2022,10 +2037,13 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 return rc;
         }
         pick_ids(req, ws, &uid, &gid);
-        e = warm_take(eng, req, uid, gid);
-        if (e == NULL)
+        /* Pooled and warm children have a network namespace of their own;
+         * a warm one's command started without env_own. */
+        e = req->share_net || req->env_own != NULL ? NULL : warm_take(eng, req, uid, gid);
+        if (e == NULL && !req->share_net)
                 e = pool_take(eng, req->isolation, uid, gid);
-        if (e == NULL && (rc = child_new(eng, req->isolation, uid, gid, &e, err, errlen)) < 0) {
+        if (e == NULL && (rc = child_new_net(eng, req->isolation, req->share_net, uid, gid, &e, err,
+                                             errlen)) < 0) {
                 exec_workspace_free(own_ws);
                 return rc;
         }

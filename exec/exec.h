@@ -73,6 +73,10 @@ struct exec_request {
         const char *stdin_data; /* fed to the command's stdin, then EOF; NULL: /dev/null */
         size_t stdin_len;
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
+        /* "K=V" added last and passed whatever the name (tokens included):
+         * what the operator wrote for this execution alone, such as an MCP
+         * server entry's "env"; never pass inherited values here. */
+        char *const *env_own;
         /* stdin stays open for exec_write (a long-lived server speaking a
          * protocol on it); stdin_data is ignored then. */
         bool keep_stdin;
@@ -82,6 +86,12 @@ struct exec_request {
          * handed stdin_data at the call (see exec_engine_opts.warm). */
         bool warm;
         const char *image; /* the image the engine's root comes from, for events; or NULL */
+        /* Sandbox only: keep the host's network namespace (an MCP server
+         * whose entry says "network": true). Everything else of the sandbox
+         * stays: mounts, seccomp, limits, the user, pid, ipc and uts
+         * namespaces; socket(AF_UNIX) is refused, since the host's abstract
+         * unix sockets belong to its network namespace. Never pooled. */
+        bool share_net;
 };
 
 /* A workspace directory opened once, so that every execution of a session
@@ -196,6 +206,8 @@ const struct exec_limits *exec_limits(const struct exec *e);
 enum exec_isolation exec_isolation(const struct exec *e);
 /* True when the execution ran in a sandbox started ahead (warm). */
 bool exec_warm(const struct exec *e);
+/* True for a sandbox spawned with share_net. */
+bool exec_shares_net(const struct exec *e);
 
 /* Limits a sandbox gets from cgroups (for the whole sandbox); those
  * missing hold only per process, through rlimits. */

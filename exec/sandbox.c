@@ -455,6 +455,20 @@ static void populate_dev(const struct sandbox_plan *p)
                         setup_fail(p, links[i][1]);
 }
 
+/* The host's network comes with its resolver's configuration; the host's
+ * root is still "/" here. None on the host: none in the sandbox. */
+static void copy_resolv_conf(const struct sandbox_plan *p)
+{
+        char buf[8192];
+        int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+        if (fd >= 0)
+                close(fd);
+        if (n > 0)
+                write_file(p, "etc/resolv.conf", buf, (size_t)n);
+}
+
 static void populate_etc(const struct sandbox_plan *p)
 {
         const struct sandbox_host *h = p->host;
@@ -467,6 +481,8 @@ static void populate_etc(const struct sandbox_plan *p)
         write_file(p, "etc/group", p->group, strlen(p->group));
         write_file(p, "etc/hostname", "sandbox\n", 8);
         write_file(p, "etc/hosts", hosts, sizeof(hosts) - 1);
+        if (p->share_net)
+                copy_resolv_conf(p);
 }
 
 static void mount_tmpfs(const struct sandbox_plan *p, const char *path, const char *mode,
@@ -598,7 +614,8 @@ static void build_base(const struct sandbox_plan *p, int self)
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
         bound_kernel_counters(p);
-        loopback_up(p);
+        if (!p->share_net)
+                loopback_up(p);
         if (syscall(SYS_pivot_root, ".", ".oldroot") != 0)
                 setup_fail(p, "pivot_root");
         if (chdir("/") != 0)
@@ -765,7 +782,8 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                 set_limit(RLIMIT_NOFILE, SANDBOX_NOFILE_SOFT, SANDBOX_NOFILE);
         }
         syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
-        if (p->seccomp != NULL && (e = seccomp_policy_load(p->seccomp)) < 0) {
+        if (p->seccomp != NULL && ((e = seccomp_policy_load(p->seccomp)) < 0 ||
+                                   (p->share_net && (e = seccomp_load_no_unix_sockets()) < 0))) {
                 send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
                 _exit(125);
         }

@@ -50,7 +50,8 @@ struct sandbox_msg {
 
 /* What the child needs from birth, computed by the parent before clone. */
 struct sandbox_plan {
-        bool isolate; /* false: local mode, only the init and the command */
+        bool isolate;   /* false: local mode, only the init and the command */
+        bool share_net; /* isolate, but in the host's network namespace */
         const struct sandbox_host *host;
         const struct seccomp_policy *seccomp;
         int ctl_fd;    /* socket: the release (see sandbox_release), then the request */

@@ -12,6 +12,7 @@
 #include <seccomp.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,33 @@ int seccomp_policy_load(const struct seccomp_policy *p)
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &p->guard) < 0)
                 return -errno;
         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &p->allowlist) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The host's abstract unix sockets (a desktop's X server or D-Bus, say)
+ * belong to its network namespace, and a connect's address lies in memory
+ * no filter can read: a sandbox sharing that namespace gets no socket(2) of
+ * AF_UNIX at all. socketpair stays; the main policy judges everything else
+ * (non-native ABIs included), so this filter looks at the number alone. */
+int seccomp_load_no_unix_sockets(void)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        const unsigned arg0 = offsetof(struct seccomp_data, args[0]);
+#else
+        const unsigned arg0 = offsetof(struct seccomp_data, args[0]) + 4;
+#endif
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {.len = ARRAY_LEN(f), .filter = f};
+
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &prog) < 0)
                 return -errno;
         return 0;
 }

@@ -120,6 +120,11 @@ void app_reset_view(struct app *a)
 
 static void on_idle(enum agent_status st, void *ud);
 
+static void on_preview_changed(void *ud)
+{
+        app_mark_dirty(ud);
+}
+
 static int open_session(struct app *a, char *err, size_t errlen)
 {
         struct session_opts so = {0};
@@ -591,6 +596,8 @@ void app_new_session(struct app *a)
                 if (open_session(a, err, sizeof(err)) < 0) {
                         snprintf(a->status, sizeof(a->status), "%.300s", err);
                         app_quit(a, 1);
+                } else {
+                        session_mcp_preview(a->s, on_preview_changed, a);
                 }
         }
 }
@@ -739,6 +746,9 @@ void app_start_terminal(struct app *a)
                 a->sigs[i].data = a;
                 uv_signal_start(&a->sigs[i], on_signal, sigs[i]);
         }
+        /* the setup screen counts each MCP server's tools (again after a flip) */
+        if (a->s != NULL && !a->replay)
+                session_mcp_preview(a->s, on_preview_changed, a);
 }
 
 static void print_help(void)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mcp.h"
 #include "exec/image.h"
 #include "tui/draw.h"
 #include "tui/text.h"
@@ -51,13 +52,55 @@ static void draw_setup_image(struct app *a, int *y, int x, int w)
                            line, strlen(line));
 }
 
+/* One piece of a line, at *col, while it fits within x + w. */
+static void put_piece(struct app *a, int y, int *col, int end, enum theme_role r, const char *safe)
+{
+        int n = (int)strlen(safe);
+
+        if (*col < end)
+                draw_put(a, y, *col, end - *col, r, safe);
+        *col += n;
+}
+
+/* "mcp        NAME (N tools), NAME2 (starting, network)": each server's
+ * tool count as discovered for the setup screen, a failure as a warning
+ * and a network the sandbox shares with the host in the danger colour.
+ * Names are letters, digits, '_' and '-'; states printable ASCII. */
+static bool draw_setup_mcp(struct app *a, int y, int x, int w)
+{
+        struct mcp_brief b[16];
+        int n = session_mcp_briefs(a->s, b, 16), i, col = x, end = x + w;
+        char more[32];
+
+        if (n <= 0)
+                return false;
+        put_piece(a, y, &col, end, THEME_TEXT, "mcp        ");
+        for (i = 0; i < n && i < 16; i++) {
+                bool paren = b[i].state[0] != '\0' || b[i].network;
+                put_piece(a, y, &col, end, THEME_TEXT, i > 0 ? ", " : "");
+                put_piece(a, y, &col, end, THEME_TEXT, b[i].name);
+                put_piece(a, y, &col, end, THEME_TEXT, paren ? " (" : "");
+                put_piece(a, y, &col, end,
+                          b[i].failed                           ? THEME_WARNING
+                          : strcmp(b[i].state, "starting") == 0 ? THEME_TEXT_DIM
+                                                                : THEME_TEXT,
+                          b[i].state);
+                put_piece(a, y, &col, end, THEME_TEXT,
+                          b[i].state[0] != '\0' && b[i].network ? ", " : "");
+                put_piece(a, y, &col, end, THEME_ERROR, b[i].network ? "network" : "");
+                put_piece(a, y, &col, end, THEME_TEXT, paren ? ")" : "");
+        }
+        snprintf(more, sizeof(more), ", %d more", n - 16);
+        put_piece(a, y, &col, end, THEME_TEXT, n > 16 ? more : "");
+        return true;
+}
+
 void draw_setup(struct app *a)
 {
         struct layout_setup ls;
         bool sb = a->mode == EXEC_SANDBOX;
         char line[512], mem[16], tmp[16], disk[16];
         int x, y, w, iw;
-        bool net;
 
         layout_setup_compute(COLS, &ls);
         x = ls.x;
@@ -114,9 +157,8 @@ void draw_setup(struct app *a)
                          sb ? ", " : "", sb ? mem : "", sb ? " memory across sandboxes" : "");
                 draw_put(a, y++, x, w, THEME_TEXT, line);
         }
-        if (a->s != NULL && session_mcp_line(a->s, line, sizeof(line), &net) > 0)
-                draw_put_untrusted(a, y++, x, w, net ? THEME_WARNING : THEME_TEXT, line,
-                                   strlen(line));
+        if (a->s != NULL && draw_setup_mcp(a, y, x, w))
+                y++;
         draw_setup_limits(a, y++, x, w);
         draw_setup_image(a, &y, x, w);
         y++;

@@ -102,6 +102,47 @@ for mode in local sandbox; do
                 "$(grep '"mcp.server"' "$T" | grep -E '"state":"(exited|failed)"')"
 done
 
+# Credentials a server needs: its entry's own env passes to it alone, names
+# like *_TOKEN included; the model's API key and the host's tokens never do,
+# unless an entry writes one out itself.
+python3 - "$WORK/mcp.json" "$WORK/cred.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["mcpServers"]["everything"]
+servers = {
+    "tok": dict(ev, env={"GITHUB_TOKEN": "ghp-entry-1", "MY_SERVICE_API_KEY": "svc-entry-2"}),
+    "plain": dict(ev),
+    "lit": dict(ev, env={"OPENAI_API_KEY": "sk-entry-literal-5"}),
+}
+json.dump({"mcpServers": servers}, open(sys.argv[2], "w"))
+PY
+cat >"$WORK/cred.jsonl" <<JSON
+{"content": "", "tool_calls": [{"name": "mcp__tok__$ENV", "arguments": {}}, {"name": "mcp__plain__$ENV", "arguments": {}}, {"name": "mcp__lit__$ENV", "arguments": {}}]}
+{"content": "creds done"}
+JSON
+for mode in local sandbox; do
+        T=$WORK/$mode-cred.jsonl
+        out=$(cd "$WORK" && PROCTOR_API_KEY=sk-proctor-secret-1 OPENAI_API_KEY=sk-openai-secret-2 \
+                HF_TOKEN=hf_secret_3 GITHUB_TOKEN=ghp-host-4 "$PROCTOR" run --mode $mode \
+                --mcp-config cred.json --model script:cred.jsonl --trace "$T" "env" 2>"$WORK/err"); rc=$?
+        expect_eq "$mode creds: the session completes" "0 creds done" "$rc $out"
+        tok=$(result call_1 output <"$T")
+        plain=$(result call_2 output <"$T")
+        lit=$(result call_3 output <"$T")
+        expect_match "$mode creds: the entry's token reaches its server" 'GITHUB_TOKEN.{1,6}ghp-entry-1' "$tok"
+        expect_match "$mode creds: any credential-like name of the entry does" 'MY_SERVICE_API_KEY.{1,6}svc-entry-2' "$tok"
+        expect_no_match "$mode creds: the model's keys and the host's token do not" \
+                "sk-proctor-secret-1|sk-openai-secret-2|hf_secret_3|ghp-host-4|PROCTOR_API_KEY|OPENAI_API_KEY|HF_TOKEN" "$tok"
+        expect_match "$mode creds: the other server lists its environment" "PATH" "$plain"
+        expect_no_match "$mode creds: the other server sees no token of the first, nor any key" \
+                "ghp-entry-1|svc-entry-2|GITHUB_TOKEN|MY_SERVICE_API_KEY|sk-proctor-secret-1|sk-openai-secret-2|hf_secret_3|ghp-host-4" "$plain"
+        expect_match "$mode creds: an entry that writes out OPENAI_API_KEY gets its own value" \
+                'OPENAI_API_KEY.{1,6}sk-entry-literal-5' "$lit"
+        expect_no_match "$mode creds: and never the environment's" "sk-openai-secret-2|sk-proctor-secret-1" "$lit"
+        expect_no_match "$mode creds: no event but the tools' own output carries a token" \
+                "ghp-entry-1|svc-entry-2|sk-entry-literal-5|sk-openai-secret-2|ghp-host-4" \
+                "$(grep -v '"type":"tool\.\(result\|output\)"' "$T")"
+done
+
 # proctor mcp list: state and tools; a broken server with its stderr
 cat >"$WORK/broken.json" <<'JSON'
 {"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo loading config >&2; echo 'fatal: no such module' >&2; exit 3"]}}}
@@ -118,11 +159,12 @@ expect_eq "mcp list: exit 1 when a server fails" 1 $rc
 expect_match "mcp list: the failure, with the stderr's last lines" "broken: failed, 0 tools" "$out"
 expect_match "mcp list: names the exit" "exited with code 3" "$out"
 expect_match "mcp list: shows what the server said" "fatal: no such module" "$out"
-# "network": true is not offered in sandbox mode yet: refused, never half-run
+# "network": true in sandbox mode: the host's network, shared with its
+# sandbox (what it reaches: t_mcp_net.sh); node starts there all the same
 sed 's/"args"/"network": true, "args"/' "$WORK/mcp.json" >"$WORK/net.json"
 out=$(cd "$WORK" && "$PROCTOR" mcp list --mode sandbox --mcp-config net.json 2>&1); rc=$?
-expect_eq "network in sandbox mode: the server does not start" 1 $rc
-expect_match "network in sandbox mode: says why" "everything: failed.*network.*sandbox mode does not offer" "$(echo $out)"
+expect_eq "network in sandbox mode: the server starts" 0 $rc
+expect_match "network in sandbox mode: listed with its network" "^everything: ready, [0-9]+ tools, network \(the host's" "$out"
 out=$(cd "$WORK" && "$PROCTOR" mcp list --mode local --mcp-config net.json 2>&1); rc=$?
 expect_match "network in local mode: the server starts" "^everything: ready, [0-9]+ tools, network" "$out"
 out=$(cd "$WORK" && "$PROCTOR" mcp list --mcp-config /nonexistent.json 2>&1); rc=$?

@@ -19,6 +19,7 @@
 #include "core/mcp.h"
 #include "core/mcp_rpc.h"
 #include "core/tools.h"
+#include "exec/env.h"
 
 /* ---- framing ---- */
 
@@ -451,6 +452,20 @@ static void test_lifecycle(void **state)
                 assert_true(net);
                 assert_int_equal(mcp_describe(NULL, NULL, line, sizeof(line), &net), 0);
         }
+        {
+                struct mcp_brief b[2];
+                const char *two = "{\"fake\":{\"command\":\"python3\"},\"gone\":{\"command\":"
+                                  "\"x\",\"network\":true}}";
+                assert_int_equal(mcp_briefs(two, f.m, b, 2), 2);
+                assert_string_equal(b[0].name, "fake");
+                assert_string_equal(b[0].state, "6 tools");
+                assert_false(b[0].network || b[0].failed);
+                /* configured but not in this client (not started): no state */
+                assert_string_equal(b[1].name, "gone");
+                assert_string_equal(b[1].state, "");
+                assert_true(b[1].network);
+                assert_int_equal(mcp_briefs(two, f.m, b, 1), 2);
+        }
 
         call(&f, "mcp__fake__echo", "{\"text\":\"hi\"}");
         assert_true(f.last.ok);
@@ -515,6 +530,13 @@ static void test_crash(void **state)
         mcp_server_info(f.m, 0, &in);
         assert_string_equal(in.state, "exited");
         assert_int_equal(in.ntools, 0);
+        {
+                struct mcp_brief b;
+                assert_int_equal(mcp_briefs("{\"fake\":{\"command\":\"python3\"}}", f.m, &b, 1), 1);
+                assert_true(b.failed);
+                assert_int_equal(strncmp(b.state, "ended: exited with code 5", 25), 0);
+                assert_null(strchr(b.state, '\n')); /* the first line only */
+        }
         /* its tools are withdrawn, and a call says why */
         assert_null(offered(&f, "mcp__fake__echo"));
         assert_int_equal(mcp_call(f.m, "mcp__fake__echo", a, on_done, &f, &c, err, sizeof(err)),
@@ -587,6 +609,48 @@ static void test_no_servers(void **state)
         assert_string_equal(err, "mcpServers.x.command: missing");
 }
 
+/* ---- a server entry's env ---- */
+
+static const char *env_get(char **envp, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (; envp != NULL && *envp != NULL; envp++)
+                if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+                        return *envp + n + 1;
+        return NULL;
+}
+
+/* What the operator wrote for one execution passes whatever its name;
+ * what comes from elsewhere (extra, proctor's environment) is filtered. */
+static void test_entry_env(void **state)
+{
+        char *extra[] = {"GITHUB_TOKEN=from-an-image", "PLAIN=1", NULL};
+        char *own[] = {"GITHUB_TOKEN=entry-token", "MY_API_KEY=entry-key", NULL};
+        char **sb, **local;
+
+        (void)state;
+        setenv("OPENAI_API_KEY", "sk-host-key", 1);
+        setenv("HF_TOKEN", "hf-host-token", 1);
+        sb = env_build_own(true, extra, own);
+        assert_string_equal(env_get(sb, "GITHUB_TOKEN"), "entry-token");
+        assert_string_equal(env_get(sb, "MY_API_KEY"), "entry-key");
+        assert_string_equal(env_get(sb, "PLAIN"), "1");
+        assert_null(env_get(sb, "OPENAI_API_KEY"));
+        env_free(sb);
+        sb = env_build_own(true, extra, NULL);
+        assert_null(env_get(sb, "GITHUB_TOKEN"));
+        env_free(sb);
+        local = env_build_own(false, NULL, own);
+        assert_string_equal(env_get(local, "GITHUB_TOKEN"), "entry-token");
+        assert_null(env_get(local, "OPENAI_API_KEY"));
+        assert_null(env_get(local, "HF_TOKEN"));
+        assert_non_null(env_get(local, "PATH"));
+        env_free(local);
+        unsetenv("OPENAI_API_KEY");
+        unsetenv("HF_TOKEN");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -603,6 +667,7 @@ int main(void)
             cmocka_unit_test(test_version_refused),
             cmocka_unit_test(test_no_servers),
             cmocka_unit_test(test_mcp_arguments),
+            cmocka_unit_test(test_entry_env),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

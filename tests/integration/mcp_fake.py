@@ -1,0 +1,84 @@
+# A small stdio MCP server for the integration tests, in plain Python so that
+# a sandbox runs it from the workspace: `python3 mcp_fake.py`. Its tools:
+#   connect {host, port}  opens a TCP connection and returns the first line
+#                         the listener sends, or "failed: ERROR"
+#   unix {name}           connects to the abstract unix socket @NAME
+#   env {}                the server's environment, one K=V a line
+#   whoami {}             hostname and pid, as the server sees them
+#   probe {}              "root: ..., unshare: ..., socketpair: ...": whether
+#                         /root can be listed, unshare(CLONE_NEWNET) and
+#                         socketpair(AF_UNIX) work
+import ctypes
+import errno
+import json
+import os
+import socket
+import sys
+
+TOOLS = [
+    {"name": n, "description": d, "inputSchema": {"type": "object"}}
+    for n, d in [
+        ("connect", "TCP connect to host:port"),
+        ("unix", "connect to an abstract unix socket"),
+        ("env", "the environment"),
+        ("whoami", "hostname and pid"),
+        ("probe", "host files and namespaces"),
+    ]
+]
+
+
+def call(name, args):
+    if name == "connect":
+        try:
+            with socket.create_connection((args.get("host", "127.0.0.1"), int(args["port"])), 3) as s:
+                return "connected: " + s.makefile().readline().strip()
+        except OSError as e:
+            return "failed: %s" % e
+    if name == "unix":
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect("\0" + args["name"])
+            return "connected: " + s.makefile().readline().strip()
+        except OSError as e:
+            return "failed: %s" % e
+    if name == "env":
+        return "\n".join("%s=%s" % kv for kv in sorted(os.environ.items()))
+    if name == "whoami":
+        return "%s %d" % (socket.gethostname(), os.getpid())
+    if name == "probe":
+        try:
+            root = "listed %d" % len(os.listdir("/root"))
+        except OSError as e:
+            root = errno.errorcode.get(e.errno, str(e.errno))
+        libc = ctypes.CDLL(None, use_errno=True)
+        rc = libc.unshare(0x40000000)
+        unshare = "ok" if rc == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+        try:
+            a, b = socket.socketpair()
+            a.close(), b.close()
+            pair = "ok"
+        except OSError as e:
+            pair = errno.errorcode.get(e.errno, str(e.errno))
+        return "root: %s, unshare: %s, socketpair: %s" % (root, unshare, pair)
+    return None
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "fake", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        p = msg.get("params", {})
+        text = call(p.get("name"), p.get("arguments") or {})
+        result = {"content": [{"type": "text", "text": text}], "isError": text is None}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": mid,
+                          "error": {"code": -32601, "message": "no " + str(method)}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)

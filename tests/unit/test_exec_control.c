@@ -489,7 +489,7 @@ static void session_run(struct exec_fixture *f, enum exec_isolation mode)
         assert_int_equal(session_new(&f->loop, bus, &o, &w.s, err, sizeof(err)), 0);
         session_on_idle(w.s, on_idle, &w);
         assert_int_equal(session_prompt(w.s, "go"), 0);
-        assert_true(run_until(f, &w.ready, 10000));
+        assert_true(run_until(f, &w.ready, 30000)); /* generous: a loaded machine under ASan */
         assert_int_equal(session_pause_exec(w.s, w.exec_id + 1000), -ESRCH);
         assert_int_equal(session_pause_exec(w.s, w.exec_id), 0);
         assert_int_equal(w.pause_events, 1);

@@ -80,6 +80,7 @@ struct dk_exec {
         struct dk_call *attach_call; /* over TLS: attach through libcurl */
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
+        uv_timer_t probe; /* a local engine's pids counter (see pids_probe) */
         struct dk_call *stats, *wait;
         struct docker_stats_sample prev;
         bool have_prev;
@@ -380,6 +381,7 @@ static void x_remove(struct dk_exec *x)
         if (x->s != NULL)
                 x_close(x, (uv_handle_t *)x->s);
         x_close(x, (uv_handle_t *)&x->timer);
+        x_close(x, (uv_handle_t *)&x->probe);
         x_unref(x); /* the execution's own reference */
 }
 
@@ -415,6 +417,7 @@ static void x_end(struct dk_exec *x)
         if (x->end_us == 0)
                 x->end_us = exec__rt_now_us();
         uv_timer_stop(&x->timer);
+        uv_timer_stop(&x->probe);
         call_cancel(&x->stats);
         if (!x->started) {
                 report(x, NULL);
@@ -520,6 +523,20 @@ static void stats_line(struct dk_call *c, const char *buf, size_t n)
         }
 }
 
+/* The engine removes a container's groups as it stops, and a fork bomb
+ * under a pids limit may end within one stats interval: a local engine's
+ * counter is read often while the command runs (one small file read). */
+#define PIDS_PROBE_MS 20
+static void pids_probe(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (pids_hit_max(x) > 0) {
+                x->pids_hit = true;
+                uv_timer_stop(t);
+        }
+}
+
 static void on_deadline(uv_timer_t *t)
 {
         struct dk_exec *x = t->data;
@@ -601,6 +618,8 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         } else if (l->timeout_ms > 0) {
                 uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
         }
+        if (l->pids > 0 && x->rt->ep.unix_path[0] != '\0')
+                uv_timer_start(&x->probe, pids_probe, 0, PIDS_PROBE_MS);
         snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
         x->wait = api(x->rt, x, "POST", path, "", waited);
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
@@ -945,6 +964,14 @@ static void pick_user(const char *ws, char *out, size_t len)
                 snprintf(out, len, "65534:65534");
 }
 
+static void free_on_close(uv_handle_t *h)
+{
+        struct dk_exec *x = h->data;
+
+        free(x->stdin_data);
+        free(x);
+}
+
 static int dk_spawn(void *state, struct exec *e, const struct exec_request *req, char *err,
                     size_t errlen)
 {
@@ -1000,7 +1027,9 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         body = docker_create_body(&dc);
         uv_timer_init(exec__rt_loop(e), &x->timer);
         x->timer.data = x;
-        x->refs = 2; /* the execution's own, and the timer handle's */
+        uv_timer_init(exec__rt_loop(e), &x->probe);
+        x->probe.data = x;
+        x->refs = 3; /* the execution's own, and the timer handles' */
         exec__rt_set_priv(e, x);
         if (body == NULL || api(rt, x, "POST", "/containers/create", body, created) == NULL) {
                 free(body);
@@ -1008,6 +1037,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 /* The timer must close before x goes; the exec is not live yet. */
                 x->e = NULL;
                 uv_close((uv_handle_t *)&x->timer, NULL);
+                uv_close((uv_handle_t *)&x->probe, free_on_close);
                 return -ENOMEM;
         }
         free(body);

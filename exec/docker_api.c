@@ -95,6 +95,10 @@ static json_t *host_config(const struct docker_create *c)
         if (l->pids > 0)
                 json_object_set_new(hc, "PidsLimit", json_integer(l->pids));
         json_object_set_new(hc, "NetworkMode", json_string("none"));
+        /* The engine's init as pid 1 (reaps, forwards signals): the command
+         * is no pid 1 that ignores SIGKILL from inside, as in a native
+         * sandbox. It counts against PidsLimit. */
+        json_object_set_new(hc, "Init", json_true());
         json_object_set_new(hc, "IpcMode", json_string("private"));
         json_object_set_new(hc, "ReadonlyRootfs", json_true());
         snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64,

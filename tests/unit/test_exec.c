@@ -85,7 +85,8 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
         mark(r, 'r');
 }
 
-static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit_cb, on_remove, NULL};
+static const struct exec_callbacks cbs = {on_start,   on_output, on_stats,
+                                          on_exit_cb, on_remove, NULL};
 
 struct fixture {
         uv_loop_t loop;
@@ -348,7 +349,8 @@ static void flood_remove(struct exec *e, uint64_t teardown_us, void *ud)
         on_remove(e, teardown_us, &((struct flood *)ud)->r);
 }
 
-static const struct exec_callbacks flood_cbs = {NULL, flood_output, NULL, flood_exit, flood_remove, NULL};
+static const struct exec_callbacks flood_cbs = {NULL,       flood_output, NULL,
+                                                flood_exit, flood_remove, NULL};
 
 static void run_flood(struct fixture *f, char **argv, const struct exec_limits *lim,
                       struct flood *fl)

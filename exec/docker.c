@@ -625,11 +625,10 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
         if ((x->stats = api(x->rt, x, "GET", path, NULL, NULL)) != NULL)
                 x->stats->line = stats_line;
-        if (x->want_stdin && !x->keep_stdin) {
-                if (x->stdin_len > 0)
-                        conn_write(x, x->stdin_data, x->stdin_len);
+        if (x->want_stdin && x->stdin_len > 0)
+                conn_write(x, x->stdin_data, x->stdin_len);
+        if (x->want_stdin && !x->keep_stdin)
                 stdin_close(x);
-        }
         if (x->wait == NULL) {
                 x_err(x, "out of memory");
                 x->waited = true;
@@ -1047,10 +1046,19 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
 static int dk_write(struct exec *e, const char *data, size_t len)
 {
         struct dk_exec *x = exec__rt_priv(e);
+        char *b;
 
-        if (!x->keep_stdin || !x->started)
+        if (!x->keep_stdin || x->ended || x->removing)
                 return -EPIPE;
-        return conn_write(x, data, len);
+        if (x->started)
+                return conn_write(x, data, len);
+        /* Before the container runs: held, and written in order at start. */
+        if ((b = realloc(x->stdin_data, x->stdin_len + len)) == NULL)
+                return -ENOMEM;
+        memcpy(b + x->stdin_len, data, len);
+        x->stdin_data = b;
+        x->stdin_len += len;
+        return 0;
 }
 
 static void dk_kill(struct exec *e, enum exec_reason why)

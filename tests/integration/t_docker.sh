@@ -41,6 +41,7 @@ fi
 
 # ---- a private daemon, gone at exit with everything it mounted ----
 D=$(mktemp -d /tmp/pdk.XXXX)
+PORT=$((23000 + RANDOM % 2000))
 stop_daemon() {
         local p m
         p=$(cat "$D/pid" 2>/dev/null)
@@ -56,7 +57,8 @@ stop_daemon() {
 }
 at_exit stop_daemon
 dockerd --iptables=false --ip6tables=false --bridge=none --data-root "$D/data" \
-        --exec-root "$D/exec" -H "unix://$D/docker.sock" --pidfile "$D/pid" >"$D/log" 2>&1 &
+        --exec-root "$D/exec" -H "unix://$D/docker.sock" -H "tcp://127.0.0.1:$PORT" \
+        --pidfile "$D/pid" >"$D/log" 2>&1 &
 export DOCKER_HOST=unix://$D/docker.sock
 if ! wait_until 30 docker version >/dev/null 2>&1; then
         echo "SKIP t_docker: the private Docker daemon did not start:"
@@ -142,6 +144,14 @@ dk --workspace-mode overlay -- true 2>"$WORK/e"
 expect_eq "overlay workspace: refused" 125 $?
 expect_match "overlay: says why" "overlay is for native sandboxes" "$(cat "$WORK/e")"
 
+# ---- the engine over tcp (plain; TLS is not tested here) ----
+out=$(echo | DOCKER_HOST=tcp://127.0.0.1:$PORT dk -- sh -c 'echo over-tcp; exit 5')
+expect_eq "tcp: exit code" 5 $?
+expect_eq "tcp: output" over-tcp "$out"
+DOCKER_HOST=tcp://127.0.0.1:1 dk -- true 2>"$WORK/e"
+expect_eq "tcp: nobody listening: 125" 125 $?
+expect_match "tcp: nobody listening: said" "cannot reach the Docker engine at tcp://127.0.0.1:1" "$(cat "$WORK/e")"
+
 # ---- errors that name the fix ----
 dk --image proctor-test:missing -- true 2>"$WORK/e"
 expect_eq "image not found: 125" 125 $?
@@ -184,6 +194,30 @@ expect_match "run: the bash tool ran in the container" "in-container" "$(json_ev
 expect_match "run: the bash tool's exit code" '"exit_code": 3' "$(json_eval 'of("tool.result")' <"$WORK/ev")"
 expect_match "run: stdin reached the container" "stdin:.*via stdin" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
 expect_eq "run: nothing left" 0 "$(leftovers)"
+
+# ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC) ----
+cat >"$WORK/mcp.sh" <<'S'
+while read -r line; do
+        id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+        case "$line" in
+        *'"initialize"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+        *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hello","description":"says hello","inputSchema":{"type":"object"}}]}}' ;;
+        *'"tools/call"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"hello from '$(hostname)'"}]}}' ;;
+        esac
+done
+S
+echo '{"mcpServers": {"sh": {"command": "sh", "args": ["/workspace/mcp.sh"]}}}' >"$WORK/mcp.json"
+cat >"$WORK/m.jsonl" <<'S'
+{"content": "Asking.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
+{"content": "Done."}
+S
+give_away "$WORK/mcp.sh"
+"$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" \
+        --model "script:$WORK/m.jsonl" --json go >"$WORK/ev" 2>/dev/null
+expect_eq "mcp: the server is ready" ready "$(json_eval '[e["state"] for e in of("mcp.server")][-1]' <"$WORK/ev")"
+expect_match "mcp: its tool answered from a container" '"hello from [0-9a-f]{12}"' \
+        "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+expect_eq "mcp: nothing left" 0 "$(leftovers)"
 
 # ---- the supervisor: the badge, and k kills a container ----
 . "$(dirname "$0")/tmux.sh"

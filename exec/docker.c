@@ -229,10 +229,14 @@ __attribute__((format(printf, 2, 3))) static void x_err(struct dk_exec *x, const
 /* The fix, when the engine could not be reached or refused. */
 static void reach_error(struct dk_exec *x, const char *what, const char *err)
 {
-        x_err(x,
-              "%s: cannot reach the Docker engine at %.100s (%.60s): is the docker daemon "
-              "running?",
-              what, x->rt->ep.shown, err);
+        const struct docker_endpoint *ep = &x->rt->ep;
+
+        x_err(x, "%s: cannot reach the Docker engine at %.100s (%.60s): %s", what, ep->shown, err,
+              ep->tls                    ? "is the daemon running, and are DOCKER_CERT_PATH's "
+                                           "ca.pem, cert.pem and key.pem its?"
+              : ep->unix_path[0] == '\0' ? "is the docker daemon running (or does it want TLS: "
+                                           "DOCKER_TLS_VERIFY=1)?"
+                                         : "is the docker daemon running?");
 }
 
 static void answer_error(struct dk_exec *x, const char *what, int status, const char *body,

@@ -152,6 +152,54 @@ DOCKER_HOST=tcp://127.0.0.1:1 dk -- true 2>"$WORK/e"
 expect_eq "tcp: nobody listening: 125" 125 $?
 expect_match "tcp: nobody listening: said" "cannot reach the Docker engine at tcp://127.0.0.1:1" "$(cat "$WORK/e")"
 
+# ---- the engine over tcp with TLS (a second daemon; certificates made here) ----
+T=$D/tls
+if command -v openssl >/dev/null && mkdir -p "$T" && (
+        cd "$T" &&
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=proctor-test-ca &&
+                openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj /CN=127.0.0.1 &&
+                printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >srv.ext &&
+                openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out server-cert.pem -days 1 -extfile srv.ext &&
+                openssl req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=client &&
+                printf 'extendedKeyUsage=clientAuth\n' >cl.ext &&
+                openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out cert.pem -days 1 -extfile cl.ext
+) >/dev/null 2>&1; then
+        TPORT=$((PORT + 1))
+        dockerd --iptables=false --ip6tables=false --bridge=none --data-root "$D/tdata" \
+                --exec-root "$D/texec" -H "unix://$D/t.sock" -H "tcp://127.0.0.1:$TPORT" --tlsverify \
+                --tlscacert "$T/ca.pem" --tlscert "$T/server-cert.pem" --tlskey "$T/server-key.pem" \
+                --pidfile "$D/tpid" >"$D/tlog" 2>&1 &
+        at_exit 'kill $(cat '"$D"'/tpid)'
+        if wait_until 30 env DOCKER_HOST=unix://$D/t.sock docker version >/dev/null 2>&1; then
+                tar -C "$R" -c . | DOCKER_HOST=unix://$D/t.sock docker import - "$IMAGE" >/dev/null
+                tls() { DOCKER_HOST=tcp://127.0.0.1:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T "$@"; }
+                out=$(tls dk -- sh -c 'echo over-tls; exit 6')
+                expect_eq "tls: exit code" 6 $?
+                expect_eq "tls: output" over-tls "$out"
+                tls dk --json -- sh -c 'sleep 1.5' >"$WORK/ev"
+                expect_eq "tls: stats and a clean end" "true exited" \
+                        "$(json_eval '"%s %s" % (str(len(of("exec.stats")) > 0).lower(), of("exec.exit")[0]["reason"])' <"$WORK/ev")"
+                DOCKER_HOST=tcp://127.0.0.1:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$WORK dk -- true 2>"$WORK/e"
+                expect_match "tls: no client certificate: said" "DOCKER_CERT_PATH's ca.pem, cert.pem and key.pem" "$(cat "$WORK/e")"
+                DOCKER_HOST=tcp://127.0.0.1:$TPORT dk -- true 2>"$WORK/e"
+                expect_match "tls: plain tcp to a TLS engine: said" "does it want TLS: DOCKER_TLS_VERIFY=1" "$(cat "$WORK/e")"
+                cat >"$WORK/py.jsonl" <<'S'
+{"content": "Python.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print(1)"}}]}
+{"content": "Done."}
+S
+                tls "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" \
+                        --model "script:$WORK/py.jsonl" --json go >"$WORK/ev" 2>/dev/null
+                expect_match "tls: a call that needs stdin is refused, said" "over TLS .*carries no stdin" \
+                        "$(json_field tool.result output <"$WORK/ev")"
+        else
+                echo "t_docker: the TLS daemon did not start; TLS not tested: $(tail -2 "$D/tlog")"
+        fi
+        kill "$(cat "$D/tpid")" 2>/dev/null
+        wait_until 10 test ! -e "$D/tpid"
+else
+        echo "t_docker: no openssl: TLS not tested"
+fi
+
 # ---- errors that name the fix ----
 dk --image proctor-test:missing -- true 2>"$WORK/e"
 expect_eq "image not found: 125" 125 $?
@@ -176,8 +224,7 @@ wait_until 10 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
 cid=$(docker ps -q --filter label=proctor.pid="$p")
 expect_match "labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
 expect_match "labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
-kill -9 $p
-wait $p 2>/dev/null
+{ kill -9 $p; wait $p; } 2>/dev/null
 expect_eq "SIGKILLed proctor leaves its container" 1 "$(leftovers)"
 dk -- true
 check "the next start sweeps it" wait_until 10 test "$(leftovers)" -eq 0

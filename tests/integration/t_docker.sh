@@ -264,6 +264,8 @@ give_away "$WORK/mcp.sh"
 expect_eq "mcp: the server is ready" ready "$(json_eval '[e["state"] for e in of("mcp.server")][-1]' <"$WORK/ev")"
 expect_match "mcp: its tool answered from a container" '"hello from [0-9a-f]{12}"' \
         "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+out=$("$PROCTOR" mcp list --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" 2>&1)
+expect_match "mcp list: the server in a container, its tool" "hello" "$out"
 expect_eq "mcp: nothing left" 0 "$(leftovers)"
 
 # ---- the supervisor: the badge, and k kills a container ----

@@ -702,8 +702,7 @@ static void head_parsed(struct dk_exec *x, const char *rest, size_t n)
         int st = 0;
 
         if (sscanf(x->head, "HTTP/1.%*d %d", &st) != 1 || (st != 101 && st != 200)) {
-                const char *body = strstr(x->head, "\r\n\r\n");
-                answer_error(x, "attach", st, body != NULL ? body + 4 : "", n);
+                answer_error(x, "attach", st, rest, n); /* what came of the body */
                 uv_read_stop(x->s);
                 x_end(x);
                 return;

@@ -283,6 +283,8 @@ unsigned exec_engine_cgroup_limits(struct exec_engine *eng)
         struct cgroup *cg = NULL;
         char name[64], err[256];
 
+        if (eng->rt != NULL)
+                return EXEC_CG_ALL; /* the engine limits each container as a whole */
         if (eng->cg != NULL && !eng->proven) {
                 snprintf(name, sizeof(name), "proctor-%d-trial%" PRIu64, getpid(), ++trial);
                 if (cgroup_create_with(eng->cg, name, CG_FOR_SANDBOX, NULL, &cg, err,

@@ -100,6 +100,7 @@ expect_eq "events in contract order" \
         "exec.create exec.state exec.start exec.state exec.output exec.stats exec.state exec.exit exec.state exec.remove" \
         "$(json_eval '" ".join(t for i, t in enumerate(e["type"] for e in ev) if not (t == "exec.stats" and ev[i-1]["type"] == "exec.stats"))' <"$WORK/ev")"
 expect_eq "exec.create names the runtime" docker "$(json_field exec.create runtime <"$WORK/ev")"
+expect_eq "the engine limits the container as a whole" "[]" "$(json_field exec.create limits_per_process <"$WORK/ev")"
 expect_eq "lifecycle states" '["created", "running", "exited", "removing"]' \
         "$(json_eval '[e["state"] for e in of("exec.state")]' <"$WORK/ev")"
 expect_match "exec.start names the container" '^[0-9a-f]{64}$' "$(json_field exec.start container <"$WORK/ev")"

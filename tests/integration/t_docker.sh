@@ -272,7 +272,7 @@ expect_eq "mcp: nothing left" 0 "$(leftovers)"
 # ---- the supervisor: the badge, and k kills a container ----
 . "$(dirname "$0")/tmux.sh"
 cat >"$WORK/k.jsonl" <<'S'
-{"content": "Waiting.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo up; sleep 60"}}]}
+{"content": "Waiting.", "tool_calls": [{"name": "bash", "arguments": {"command": "i=0; while :; do i=$((i+1)); echo $i > /workspace/count; usleep 50000; done"}}]}
 {"content": "Killed, fine."}
 S
 start k 160x40 "DOCKER_HOST=$DOCKER_HOST $PROCTOR --runtime docker --image $IMAGE --model script:$WORK/k.jsonl"
@@ -282,10 +282,25 @@ $T send-keys -t k go Enter
 expect_screen k "#1 running" "the container runs" 15
 check "its container exists" wait_until 5 test "$(leftovers)" -eq 1
 $T send-keys -t k Tab Tab Home
+count() { cat "$WORK/count" 2>/dev/null; }
+wait_until 10 test -n "$(count)"
+$T send-keys -t k p
+expect_screen k "#1 paused" "p pauses the container"
+sleep 0.5
+before=$(count)
+sleep 1
+expect_eq "paused: the counter stands still" "$before" "$(count)"
+expect_eq "paused: the engine says so" paused "$(docker inspect -f '{{.State.Status}}' "$(docker ps -aq --filter label=proctor.pid)" 2>/dev/null)"
+$T send-keys -t k p
+expect_screen k "#1 resumed" "p again resumes it"
+sleep 1
+check "resumed: the counter goes on" test "$(count)" -gt "$before"
+$T send-keys -t k p
+expect_screen k "#1 paused" "paused again"
 $T send-keys -t k k
 sleep 0.3
 $T send-keys -t k y
-expect_screen k "#1 killed" "k kills it" 10
+expect_screen k "#1 killed" "k kills it, paused as it was" 10
 expect_screen k "Killed, fine" "the session goes on" 10
 check "its container is removed" wait_until 10 test "$(leftovers)" -eq 0
 $T send-keys -t k q

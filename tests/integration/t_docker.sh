@@ -94,6 +94,17 @@ dk -- no-such-command 2>"$WORK/e"
 expect_eq "missing command: 127" 127 $?
 expect_match "missing command: said" "no-such-command.*No such file or directory" "$(cat "$WORK/e")"
 
+# ---- selected by the environment and the config file too ----
+out=$(PROCTOR_RUNTIME=docker PROCTOR_IMAGE=$IMAGE "$PROCTOR" exec --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "PROCTOR_RUNTIME and PROCTOR_IMAGE" docker "$out"
+echo '{"runtime": "docker", "image": "'"$IMAGE"'"}' >"$WORK/c.json"
+out=$("$PROCTOR" exec --config "$WORK/c.json" --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "config keys runtime and image" docker "$out"
+out=$(PROCTOR_RUNTIME=docker "$PROCTOR" exec --runtime native --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "--runtime native wins over the environment" native "$out"
+"$PROCTOR" exec --runtime docker --mode local --image "$IMAGE" -- true 2>"$WORK/e"
+expect_match "--mode local with docker: refused" "cannot be combined with --mode local" "$(cat "$WORK/e")"
+
 # ---- events: order, runtime, lifecycle, stats ----
 dk --json -- sh -c 'echo hi; sleep 2.5' >"$WORK/ev"
 expect_eq "events in contract order" \

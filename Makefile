@@ -4,7 +4,7 @@
 
 CC      ?= cc
 PKGS    := ncursesw libuv jansson libseccomp zlib
-# libcurl: headers only; it is loaded at run time by core/http (dlopen).
+# libcurl: headers only; it is loaded at run time by exec/http (dlopen).
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)

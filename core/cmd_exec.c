@@ -174,7 +174,12 @@ int cmd_exec_main(int argc, char **argv)
                 return 2;
         }
         req.ws = ws;
-        if (o.image != NULL && (rc = open_image(&o, &img, &eo, &req)) != 0) {
+        /* The docker runtime hands the image to the engine: nothing to unpack. */
+        eo.runtime = o.runtime;
+        eo.docker_image = o.image;
+        if (o.runtime != NULL)
+                req.image = o.image;
+        else if (o.image != NULL && (rc = open_image(&o, &img, &eo, &req)) != 0) {
                 exec_workspace_free(ws);
                 return rc;
         }

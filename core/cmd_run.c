@@ -363,6 +363,7 @@ int cmd_run_main(int argc, char **argv)
         so.max_parallel = (unsigned)o.max_parallel;
         so.memory_budget = o.memory_budget;
         so.image = o.image;
+        so.runtime = o.runtime;
         if (o.image != NULL && o.mode != EXEC_SANDBOX) {
                 fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "
                                 "--mode sandbox\n");

@@ -58,6 +58,7 @@ static const struct key top_keys[] = {
     {"workspace", K_PATH, FIELD(workspace), 0, 0, NULL},
     {"workspace_mode", K_WSMODE, FIELD(ws_mode), 0, 0, NULL},
     {"image", K_PATH, FIELD(image), 0, 0, NULL},
+    {"runtime", K_STR, FIELD(runtime), 0, 0, NULL},
     {"limits", K_SECTION, 0, 0, 0, 0, limit_keys},
     {"max_iterations", K_COUNT, FIELD(max_iterations), 1, 1000000000, NULL},
     {"max_parallel", K_COUNT, FIELD(max_parallel), 1, 1000000000, NULL},
@@ -484,6 +485,7 @@ static int apply_env(struct options *o, char *err, size_t errlen)
             {"PROCTOR_MODEL", offsetof(struct options, model)},
             {"PROCTOR_BASE_URL", offsetof(struct options, base_url)},
             {"PROCTOR_IMAGE", offsetof(struct options, image)},
+            {"PROCTOR_RUNTIME", offsetof(struct options, runtime)},
         };
         const char *v = getenv("TOOL_EXECUTION_MODE");
         size_t i;
@@ -531,6 +533,32 @@ static int load_mcp_config(struct options *o, const char *file, char *err, size_
         return rc;
 }
 
+/* --runtime docker runs every tool in a container: sandbox mode, unless
+ * --mode local was asked for in so many words. */
+static int check_runtime(struct options *o, char *err, size_t errlen)
+{
+        if (o->runtime == NULL || strcmp(o->runtime, "native") == 0) {
+                o->runtime = NULL;
+                return 0;
+        }
+        if (strcmp(o->runtime, "docker") != 0) {
+                snprintf(err, errlen, "--runtime: unknown runtime '%s' (expected native or docker)",
+                         o->runtime);
+                return -EINVAL;
+        }
+        if (o->mode == EXEC_LOCAL && strcmp(o->mode_from, "--mode") == 0) {
+                snprintf(err, errlen,
+                         "--runtime docker runs tools in containers: it cannot be "
+                         "combined with --mode local");
+                return -EINVAL;
+        }
+        if (o->mode == EXEC_LOCAL) {
+                o->mode = EXEC_SANDBOX;
+                o->mode_from = "--runtime docker";
+        }
+        return 0;
+}
+
 int config_resolve(int argc, char **argv, struct options *o, char *err, size_t errlen)
 {
         struct options flags;
@@ -565,6 +593,8 @@ int config_resolve(int argc, char **argv, struct options *o, char *err, size_t e
         if (rc < 0)
                 return rc;
         o->config = loaded;
+        if ((rc = check_runtime(o, err, errlen)) < 0)
+                return rc;
         for (unsigned i = 0; i < o->mcp_config.n && rc == 0; i++)
                 rc = load_mcp_config(o, o->mcp_config.v[i], err, errlen);
         return rc;

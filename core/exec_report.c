@@ -47,9 +47,21 @@ static void on_start(struct exec *e, int pid, uint64_t setup_us, void *ud)
 {
         struct exec_report *r = ud;
 
+        const char *handle = exec_runtime_handle(e);
+
         bus_emit(r->bus, "exec.start",
-                 json_pack("{s:I,s:i,s:I}", "exec_id", (json_int_t)r->id, "pid", pid, "setup_us",
-                           (json_int_t)setup_us));
+                 json_pack("{s:I,s:i,s:I,s:s*}", "exec_id", (json_int_t)r->id, "pid", pid,
+                           "setup_us", (json_int_t)setup_us, "container", handle));
+}
+
+/* A runtime's own lifecycle (docker: created, running, exited, removing). */
+static void on_state(struct exec *e, const char *state, void *ud)
+{
+        struct exec_report *r = ud;
+
+        bus_emit(r->bus, "exec.state",
+                 json_pack("{s:I,s:s,s:s,s:s*}", "exec_id", (json_int_t)r->id, "state", state,
+                           "runtime", exec_runtime_name(e), "container", exec_runtime_handle(e)));
 }
 
 /* How many bytes at the end of buf form an incomplete UTF-8 sequence. */
@@ -171,6 +183,7 @@ static const struct exec_callbacks report_cbs = {
     .on_stats = on_stats,
     .on_exit = on_exit_cb,
     .on_remove = on_remove,
+    .on_state = on_state,
 };
 
 int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exec_request *req,
@@ -201,9 +214,9 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
         bus_emit(
             bus, "exec.create",
             json_pack(
-                "{s:I,s:o,s:s,s:o,s:o,s:o,s:b,s:s,s:o*}", "exec_id", (json_int_t)r->id, "call_id",
-                call_id != NULL ? json_string(call_id) : json_null(), "isolation",
-                isolation_name(req->isolation), "image",
+                "{s:I,s:o,s:s,s:s,s:o,s:o,s:o,s:b,s:s,s:o*}", "exec_id", (json_int_t)r->id,
+                "call_id", call_id != NULL ? json_string(call_id) : json_null(), "isolation",
+                isolation_name(req->isolation), "runtime", exec_runtime_name(e), "image",
                 req->image != NULL ? json_string(req->image) : json_null(), "limits",
                 exec_report_limits_json(exec_limits(e)), "limits_per_process",
                 exec_report_fallback_json(req->isolation == EXEC_SANDBOX, exec_cgroup_limits(e)),

@@ -86,6 +86,8 @@ static int list(const struct options *o)
 
         uv_loop_init(&loop);
         termout_init(&out, 1, o->raw);
+        eo.runtime = o->runtime; /* servers in containers with --runtime docker */
+        eo.docker_image = o->image;
         rc = exec_workspace_open(o->workspace, &ws, err, sizeof(err));
         if (rc == 0)
                 rc = exec_engine_new(&loop, &eo, &eng, err, sizeof(err));

@@ -16,6 +16,9 @@ const char options_help[] =
     "                              none (default rw)\n"
     "  --image REF                 sandbox root from an image: the local engine's NAME, a\n"
     "                              `docker save` tarball or an OCI layout (PROCTOR_IMAGE)\n"
+    "  --runtime native|docker     what runs sandboxes: proctor's own, or one container\n"
+    "                              per execution through the Docker Engine API (needs\n"
+    "                              --image; DOCKER_HOST; env PROCTOR_RUNTIME)\n"
     "  --memory SIZE               memory limit per execution (default 512M)\n"
     "  --cpu-time SECS             CPU time limit per execution (default 5)\n"
     "  --timeout SECS              wall-clock limit per execution (default 120)\n"
@@ -107,6 +110,7 @@ static const struct opt opts[] = {
     {"workspace", O_STR, OFF(workspace)},
     {"workspace-mode", O_WSMODE, OFF(ws_mode)},
     {"image", O_STR, OFF(image)},
+    {"runtime", O_STR, OFF(runtime)},
     {"memory", O_SIZE, OFF(limits.memory_bytes)},
     {"cpu-time", O_SECS, OFF(limits.cpu_ms)},
     {"timeout", O_SECS, OFF(limits.timeout_ms)},

@@ -34,6 +34,9 @@ struct options {
         /* --image: a `docker save` tarball or OCI layout for sandboxes' root
          * (exec/image); NULL: the host's. */
         const char *image;
+        /* --runtime: "native" or "docker" (PROCTOR_RUNTIME, config
+         * "runtime"); NULL: native. docker implies --mode sandbox. */
+        const char *runtime;
         struct exec_limits limits;
         uint64_t max_iterations;
         uint64_t max_parallel;        /* executions of a session at once */

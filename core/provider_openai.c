@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/http.h"
+#include "exec/http.h"
 #include "core/sse.h"
 #include "core/buf.h"
 

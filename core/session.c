@@ -141,7 +141,10 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         rc = provider_open(loop, o->model, &o->provider, &s->provider, err, errlen);
         if (rc < 0)
                 goto fail;
-        if (o->image != NULL) {
+        eo.runtime = o->runtime;
+        eo.docker_image = o->image;
+        eo.session_id = s->id;
+        if (o->image != NULL && o->runtime == NULL) {
                 if ((rc = image_open(o->image, &s->img, err, errlen)) < 0)
                         goto fail;
                 eo.image_root = image_root(s->img);
@@ -418,6 +421,8 @@ static int start(struct session *s)
         if (s->img != NULL && s->opts.mode == EXEC_SANDBOX) {
                 s->dx.image = image_ref(s->img);
                 s->dx.env_extra = image_env(s->img);
+        } else if (s->opts.runtime != NULL && s->opts.mode == EXEC_SANDBOX) {
+                s->dx.image = s->opts.image;
         }
         s->dx.cache = s->cache;
         s->dx.max_parallel = s->opts.max_parallel;

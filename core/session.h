@@ -33,6 +33,9 @@ struct session_opts {
         /* --image: opened (unpacked if need be) by session_new, applied to
          * sandbox mode only; NULL: the host's root. */
         const char *image;
+        /* --runtime: NULL (native) or "docker" (the image is then the
+         * engine's, handed over, never unpacked). */
+        const char *runtime;
 };
 
 #define SESSION_MAX_PARALLEL 4

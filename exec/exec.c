@@ -25,6 +25,7 @@
 
 #include "exec/cgroup.h"
 #include "exec/env.h"
+#include "exec/runtime.h"
 #include "exec/sandbox.h"
 #include "exec/seccomp.h"
 #include "exec/workspace.h"
@@ -96,6 +97,9 @@ struct exec_engine {
                 char **argv, **env_extra; /* req's own copies */
                 uint32_t uid, gid;
         } ww;
+        /* Sandboxed executions go to this runtime instead (NULL: native). */
+        const struct exec_runtime *rt;
+        void *rt_state;
 };
 
 /* One output pipe, read through a poll handle rather than uv_read so that
@@ -165,6 +169,8 @@ struct exec {
         struct exec_stats last;
         uint64_t last_cpu_ns, last_sample_us;
         char error[256];
+        const struct exec_runtime *rt; /* NULL: native */
+        void *rt_priv;
 };
 
 static const char *const reason_names[] = {
@@ -270,6 +276,8 @@ static unsigned cg_limit_bits(unsigned controllers)
 
 unsigned exec_cgroup_limits(const struct exec *e)
 {
+        if (e->rt != NULL)
+                return EXEC_CG_ALL; /* the engine limits the container as a whole */
         if (e->iso != EXEC_SANDBOX || e->cg == NULL)
                 return 0;
         return cg_limit_bits(cgroup_sys_controllers(e->eng->cg));
@@ -281,6 +289,8 @@ unsigned exec_engine_cgroup_limits(struct exec_engine *eng)
         struct cgroup *cg = NULL;
         char name[64], err[256];
 
+        if (eng->rt != NULL)
+                return EXEC_CG_ALL; /* the engine limits each container as a whole */
         if (eng->cg != NULL && !eng->proven) {
                 snprintf(name, sizeof(name), "proctor-%d-trial%" PRIu64, getpid(), ++trial);
                 if (cgroup_create_with(eng->cg, name, CG_FOR_SANDBOX, NULL, &cg, err,
@@ -355,6 +365,39 @@ static int write_id_maps(pid_t pid, uint32_t uid, uint32_t gid)
         return write_str(path, map);
 }
 
+/* The runtime named in `o`: sandboxes of a runtime other than native are
+ * never pooled or started warm, as each is the runtime's own. */
+static int engine_runtime(struct exec_engine *eng, uv_loop_t *loop,
+                          const struct exec_engine_opts *o, char *err, size_t errlen)
+{
+        if (o == NULL || o->runtime == NULL || strcmp(o->runtime, "native") == 0)
+                return 0;
+        if (strcmp(o->runtime, "docker") != 0) {
+                snprintf(err, errlen, "unknown runtime '%s' (expected native or docker)",
+                         o->runtime);
+                return -EINVAL;
+        }
+        eng->rt = &exec_runtime_docker;
+        eng->prewarm = 0;
+        eng->warm = 0;
+        return eng->rt->engine_new(loop, o, &eng->rt_state, err, errlen);
+}
+
+const char *exec_engine_runtime(const struct exec_engine *eng)
+{
+        return eng->rt != NULL ? eng->rt->name : "native";
+}
+
+const char *exec_runtime_name(const struct exec *e)
+{
+        return e->rt != NULL ? e->rt->name : "native";
+}
+
+const char *exec_runtime_handle(const struct exec *e)
+{
+        return e->rt != NULL ? e->rt->handle(e) : NULL;
+}
+
 int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct exec_engine **out,
                     char *err, size_t errlen)
 {
@@ -375,6 +418,11 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->prewarm = o != NULL ? o->prewarm : 0;
         eng->warm = o != NULL ? o->warm : 0;
+        if ((rc = engine_runtime(eng, loop, o, err, errlen)) < 0) {
+                sandbox_host_free(eng->host);
+                free(eng);
+                return rc;
+        }
         uv_timer_init(loop, &eng->refill);
         eng->refill.data = eng;
         if (o == NULL || !o->no_cgroups) {
@@ -421,6 +469,8 @@ static void strv_free(char **v)
 
 static void engine_destroy(struct exec_engine *eng)
 {
+        if (eng->rt != NULL)
+                eng->rt->engine_free(eng->rt_state);
         strv_free(eng->ww.argv);
         strv_free(eng->ww.env_extra);
         cgroup_sys_free(eng->cg);
@@ -711,6 +761,11 @@ static void send_kill(struct exec *e)
 
 static void kill_for(struct exec *e, enum exec_reason why)
 {
+        if (e->rt != NULL) {
+                if (!e->exit_reported)
+                        e->rt->kill(e, why);
+                return;
+        }
         if (!e->has_pending) {
                 e->pending = why;
                 e->has_pending = true;
@@ -720,6 +775,10 @@ static void kill_for(struct exec *e, enum exec_reason why)
 
 int exec_kill(struct exec *e)
 {
+        if (e->rt != NULL && !e->exit_reported) {
+                e->rt->kill(e, EXEC_KILLED);
+                return 0;
+        }
         if (!e->assigned || e->reaped || e->exit_reported)
                 return -ESRCH;
         kill_for(e, EXEC_KILLED);
@@ -799,11 +858,26 @@ int exec_signal(struct exec *e, int sig)
 
         if (sig <= 0 || sig > 64)
                 return -EINVAL;
+        if (e->rt != NULL)
+                return e->exit_reported ? -ESRCH : e->rt->signal(e, sig);
         if (!command_live(e))
                 return -ESRCH;
         e->op_signals |= 1ull << (sig - 1);
         rc = signal_all(e, sig);
         return rc < 0 ? rc : 0;
+}
+
+/* A runtime's pause: its engine freezes the container. */
+static int rt_pause(struct exec *e, bool on, enum exec_pause_how *how)
+{
+        int rc = e->exit_reported ? -ESRCH : e->rt->pause(e, on);
+
+        if (rc < 0)
+                return rc;
+        e->paused = on ? EXEC_PAUSE_FREEZER : 0;
+        if (how != NULL)
+                *how = EXEC_PAUSE_FREEZER;
+        return 0;
 }
 
 /* A pause freezes the whole cgroup, the init with the command: on cgroup v1
@@ -819,7 +893,9 @@ int exec_pause(struct exec *e, enum exec_pause_how *how)
 {
         int rc = -ENOTSUP;
 
-        if (!command_live(e))
+        if (e->rt != NULL && e->paused == 0)
+                return rt_pause(e, true, how);
+        if (e->rt == NULL && !command_live(e))
                 return -ESRCH;
         if (e->paused != 0) {
                 if (how != NULL)
@@ -847,7 +923,9 @@ int exec_resume(struct exec *e, enum exec_pause_how *how)
         enum exec_pause_how was = e->paused;
         int rc;
 
-        if (!command_live(e))
+        if (e->rt != NULL && was != 0)
+                return rt_pause(e, false, how);
+        if (e->rt == NULL && !command_live(e))
                 return -ESRCH;
         if (was == 0)
                 return -EALREADY;
@@ -1666,6 +1744,8 @@ static void on_kept_stdin_written(uv_write_t *req, int status)
 
 int exec_write(struct exec *e, const char *data, size_t len)
 {
+        if (e->rt != NULL)
+                return e->exit_reported ? -EPIPE : e->rt->write(e, data, len);
         struct stdin_write *w;
         uv_buf_t b;
         int rc;
@@ -2008,6 +2088,126 @@ int exec_engine_warm_stats(struct exec_engine *eng, struct exec_stats *st)
         return -ENOENT;
 }
 
+/* ---- the seam to other runtimes (exec/runtime.h) ---- */
+
+static int rt_spawn(struct exec_engine *eng, const struct exec_request *req,
+                    struct exec_workspace *ws, struct exec_workspace *own_ws,
+                    const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
+                    size_t errlen)
+{
+        struct exec_request r = *req;
+        struct exec *e = calloc(1, sizeof(*e));
+        int rc;
+
+        if (e == NULL) {
+                exec_workspace_free(own_ws);
+                return -ENOMEM;
+        }
+        e->eng = eng;
+        e->rt = eng->rt;
+        e->iso = EXEC_SANDBOX;
+        e->assigned = true;
+        e->pidfd = e->ctl_fd = e->out.fd = e->err.fd = -1;
+        e->lim = req->limits;
+        e->own_ws = own_ws;
+        if (cb != NULL)
+                e->cb = *cb;
+        e->ud = ud;
+        e->t0_us = now_us();
+        e->id = eng->next_id + 1;
+        r.ws = ws;
+        r.workspace = exec_workspace_path(ws);
+        if ((rc = eng->rt->spawn(eng->rt_state, e, &r, err, errlen)) < 0) {
+                exec_workspace_free(own_ws);
+                free(e);
+                return rc;
+        }
+        eng->next_id++;
+        e->next = eng->list;
+        eng->list = e;
+        eng->children++;
+        eng->live++;
+        *out = e;
+        return 0;
+}
+
+void *exec__rt_priv(const struct exec *e)
+{
+        return e->rt_priv;
+}
+
+void exec__rt_set_priv(struct exec *e, void *priv)
+{
+        e->rt_priv = priv;
+}
+
+uv_loop_t *exec__rt_loop(const struct exec *e)
+{
+        return e->eng->loop;
+}
+
+uint64_t exec__rt_t0_us(const struct exec *e)
+{
+        return e->t0_us;
+}
+
+uint64_t exec__rt_now_us(void)
+{
+        return now_us();
+}
+
+void exec__rt_start(struct exec *e, int pid)
+{
+        e->pid = pid;
+        e->started = true;
+        if (e->cb.on_start != NULL)
+                e->cb.on_start(e, pid, now_us() - e->t0_us, e->ud);
+}
+
+void exec__rt_output(struct exec *e, enum exec_stream s, const char *buf, size_t n)
+{
+        uint64_t cap = e->lim.output_bytes, room;
+
+        room = cap == 0 ? n : e->out_bytes >= cap ? 0 : cap - e->out_bytes;
+        e->out_bytes += n;
+        if (room < n)
+                e->truncated = true;
+        if (room > 0 && e->cb.on_output != NULL)
+                e->cb.on_output(e, s, buf, room < n ? (size_t)room : n, e->ud);
+}
+
+void exec__rt_stats(struct exec *e, const struct exec_stats *st)
+{
+        e->last = *st;
+        if (e->cb.on_stats != NULL && !e->exit_reported)
+                e->cb.on_stats(e, st, e->ud);
+}
+
+void exec__rt_state(struct exec *e, const char *state)
+{
+        if (e->cb.on_state != NULL)
+                e->cb.on_state(e, state, e->ud);
+}
+
+void exec__rt_exit(struct exec *e, struct exec_result *r)
+{
+        if (e->exit_reported)
+                return;
+        e->exit_reported = true;
+        e->exit_us = now_us();
+        e->paused = 0;
+        r->truncated = e->truncated;
+        if (e->last.mem_peak_bytes > r->mem_peak_bytes)
+                r->mem_peak_bytes = e->last.mem_peak_bytes;
+        if (e->cb.on_exit != NULL)
+                e->cb.on_exit(e, r, e->ud);
+}
+
+void exec__rt_removed(struct exec *e)
+{
+        exec_finish_remove(e);
+}
+
 int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                const struct exec_callbacks *cb, void *ud, struct exec **out, char *err,
                size_t errlen)
@@ -2032,6 +2232,8 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 return rc;
         if (ws == NULL)
                 ws = own_ws;
+        if (sandbox && eng->rt != NULL)
+                return rt_spawn(eng, req, ws, own_ws, cb, ud, out, err, errlen);
         if (sandbox && (rc = engine_prepare_sandbox(eng, err, errlen)) < 0) {
                 exec_workspace_free(own_ws);
                 return rc;

@@ -122,6 +122,9 @@ struct exec_callbacks {
         void (*on_stats)(struct exec *e, const struct exec_stats *st, void *ud);
         void (*on_exit)(struct exec *e, const struct exec_result *r, void *ud);
         void (*on_remove)(struct exec *e, uint64_t teardown_us, void *ud);
+        /* A runtime with its own lifecycle (docker) names each state it
+         * enters: "created", "running", "exited", "removing". May be NULL. */
+        void (*on_state)(struct exec *e, const char *state, void *ud);
 };
 
 struct exec_engine;
@@ -141,10 +144,32 @@ struct exec_engine_opts {
         /* An image's root (exec/image) that every sandbox gets read-only
          * instead of the host's /usr and /etc entries; NULL: the host's. */
         const char *image_root;
+        /* What runs sandboxed executions: NULL or "native" (this host's
+         * sandbox), or "docker": one container per execution through the
+         * Docker Engine API (local executions stay native). */
+        const char *runtime;
+        /* docker: the engine's address (unix:///PATH or tcp://HOST:PORT);
+         * NULL: $DOCKER_HOST, else unix:///var/run/docker.sock. TLS comes
+         * from $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH as for the CLI. */
+        const char *docker_host;
+        /* docker: the engine's image every container runs (required). */
+        const char *docker_image;
+        /* docker: the proctor.session label of its containers; NULL: none. */
+        const char *session_id;
 };
 
+/* "native" or "docker". */
+const char *exec_engine_runtime(const struct exec_engine *eng);
+/* The runtime's own id for the execution (a container id), or NULL while
+ * there is none (native, or not yet created). */
+const char *exec_runtime_handle(const struct exec *e);
+/* "native" or "docker": what runs this execution. */
+const char *exec_runtime_name(const struct exec *e);
+
 /* Creates the engine: detects cgroups, removes stale cgroups that dead
- * proctor processes left, and compiles the seccomp policy once. */
+ * proctor processes left, and compiles the seccomp policy once. With the
+ * docker runtime it checks the engine's socket (the error names the fix)
+ * and removes the containers of dead proctor processes. */
 int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct exec_engine **out,
                     char *err, size_t errlen);
 /* Kills every live execution and frees the engine once they are removed;

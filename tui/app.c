@@ -150,6 +150,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.max_parallel = (unsigned)a->o.max_parallel;
         so.memory_budget = a->o.memory_budget;
         so.image = a->o.image;
+        so.runtime = a->o.runtime;
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)
                 return rc;

@@ -5,6 +5,7 @@
  * drawn; nothing here changes state but the frame. */
 #include "tui/draw.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,19 @@ static void draw_header(struct app *a)
         if (sandbox && a->s != NULL && session_image(a->s) != NULL) {
                 const char *ref = image_ref(session_image(a->s)), *base = strrchr(ref, '/');
                 snprintf(line, sizeof(line), " IMAGE %.24s ", base != NULL ? base + 1 : ref);
+                draw_put_untrusted(a, 0, x, (int)strlen(line), THEME_BADGE_SANDBOX, line,
+                                   strlen(line));
+                x += (int)text_width(line) + 1;
+        }
+        /* sandboxes that are containers of an engine (--runtime): which image */
+        if (sandbox && a->o.runtime != NULL) {
+                const char *ref = a->o.image != NULL ? a->o.image : "", *base = strrchr(ref, '/');
+                char name[16];
+                size_t i;
+                for (i = 0; i + 1 < sizeof(name) && a->o.runtime[i] != '\0'; i++)
+                        name[i] = (char)toupper((unsigned char)a->o.runtime[i]);
+                name[i] = '\0';
+                snprintf(line, sizeof(line), " %s %.24s ", name, base != NULL ? base + 1 : ref);
                 draw_put_untrusted(a, 0, x, (int)strlen(line), THEME_BADGE_SANDBOX, line,
                                    strlen(line));
                 x += (int)text_width(line) + 1;

@@ -40,6 +40,13 @@ static void draw_setup_image(struct app *a, int *y, int x, int w)
         const char *d = img != NULL ? image_digest(img) : "";
         char line[512];
 
+        if (img == NULL && a->o.runtime != NULL) {
+                snprintf(line, sizeof(line), "runtime    %s: one container per call of image %s",
+                         a->o.runtime, a->o.image != NULL ? a->o.image : "");
+                draw_put_untrusted(a, (*y)++, x, w,
+                                   a->mode == EXEC_SANDBOX ? THEME_TEXT : THEME_TEXT_DIM, line,
+                                   strlen(line));
+        }
         if (img == NULL)
                 return;
         if (strncmp(d, "sha256:", 7) == 0)

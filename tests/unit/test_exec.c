@@ -75,7 +75,8 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
         mark(r, 'r');
 }
 
-static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit_cb, on_remove};
+static const struct exec_callbacks cbs = {on_start,   on_output, on_stats,
+                                          on_exit_cb, on_remove, NULL};
 
 static int make_engine(void **state, unsigned prewarm)
 {
@@ -296,7 +297,8 @@ static void flood_remove(struct exec *e, uint64_t teardown_us, void *ud)
         on_remove(e, teardown_us, &((struct flood *)ud)->r);
 }
 
-static const struct exec_callbacks flood_cbs = {NULL, flood_output, NULL, flood_exit, flood_remove};
+static const struct exec_callbacks flood_cbs = {NULL,       flood_output, NULL,
+                                                flood_exit, flood_remove, NULL};
 
 static void run_flood(struct exec_fixture *f, char **argv, const struct exec_limits *lim,
                       struct flood *fl)

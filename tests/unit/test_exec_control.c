@@ -80,7 +80,8 @@ static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
         ((struct run *)ud)->removed = true;
 }
 
-static const struct exec_callbacks cbs = {on_start, on_output, on_stats, on_exit_cb, on_remove};
+static const struct exec_callbacks cbs = {on_start,   on_output, on_stats,
+                                          on_exit_cb, on_remove, NULL};
 
 static int make_fixture(void **state, bool no_cgroups)
 {

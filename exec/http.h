@@ -1,4 +1,4 @@
-/* http: streaming HTTP POSTs on the caller's libuv loop, over libcurl's
+/* http: streaming HTTP requests on the caller's libuv loop, over libcurl's
  * multi-socket interface (uv_poll per socket, one uv_timer). libcurl is
  * loaded with dlopen on the first request, never at startup, and request
  * headers (they carry credentials) are never logged nor put in error text. */
@@ -16,8 +16,15 @@ struct http_request;
 struct http_post {
         const char *url;
         const char *const *headers; /* "Name: value", NULL-terminated; may hold secrets */
-        const char *body;           /* copied */
+        const char *body;           /* copied; may be NULL with body_len 0 */
         size_t body_len;
+        const char *method; /* "GET", "POST" or "DELETE"; NULL: POST */
+        /* Connect to this unix socket instead of the URL's host (whose
+         * name then only fills the Host header); NULL: TCP. */
+        const char *unix_socket;
+        /* TLS client certificate and key, and the CA to verify the server
+         * with (PEM files); NULL: none, and the system's CAs. */
+        const char *cert_file, *key_file, *ca_file;
         uint32_t connect_timeout_ms; /* 0: libcurl's default */
         uint32_t idle_timeout_ms;    /* abort when no byte arrives for this long; 0: never */
 };
@@ -63,8 +70,8 @@ struct http_client *http_client_new(uv_loop_t *loop);
  * handles finish closing on the next loop iteration. */
 void http_client_free(struct http_client *c);
 
-/* Starts a POST. Loads libcurl on first use: `PROCTOR_LIBCURL` in the
- * environment names the library to load instead of libcurl.so.4. Returns 0
+/* Starts a request (a POST unless post->method says otherwise). Loads libcurl on first use:
+ * `PROCTOR_LIBCURL` in the environment names the library to load instead of libcurl.so.4. Returns 0
  * with *out set (may be NULL when the caller never cancels), or a negative
  * errno with err filled: -ELIBACC when libcurl cannot be loaded. No
  * callback runs before this returns. */

@@ -1,4 +1,4 @@
-/* http: streaming POSTs over libcurl's multi-socket interface, driven by the
+/* http: streaming HTTP requests over libcurl's multi-socket interface, driven by the
  * caller's libuv loop: curl says which sockets to watch (uv_poll) and when to
  * wake it (one uv_timer); nothing blocks, no thread of ours, no perform loop.
  * libcurl is dlopen'ed on the first request so that proctor's startup never
@@ -8,7 +8,7 @@
  * libcurl's callbacks only buffer what arrives; the caller's callbacks run
  * afterwards, from the loop (see dispatch), so a caller may cancel, start a
  * request or free the client from any of them. */
-#include "core/http.h"
+#include "exec/http.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -112,7 +112,7 @@ static int curl_load(char *err, size_t errlen)
         if (dl == NULL) {
                 snprintf(err, errlen,
                          "cannot load libcurl (%s): %s; install libcurl 7.66 or later "
-                         "(Debian/Ubuntu: libcurl4) to use openai: models",
+                         "(Debian/Ubuntu: libcurl4) to use openai: models or --runtime docker",
                          name, dlerror());
                 return -ELIBACC;
         }
@@ -634,10 +634,13 @@ static int request_setup(struct http_request *r, const struct http_post *post)
         size_t i;
         int bad = 0;
 
+        const char *method = post->method != NULL ? post->method : "POST";
+
         r->body = malloc(post->body_len + 1);
         if (r->body == NULL)
                 return -ENOMEM;
-        memcpy(r->body, post->body, post->body_len);
+        if (post->body_len > 0)
+                memcpy(r->body, post->body, post->body_len);
         r->body[post->body_len] = '\0';
         for (i = 0; post->headers != NULL && post->headers[i] != NULL; i++) {
                 struct curl_slist *l = lib.slist_append(r->headers, post->headers[i]);
@@ -655,10 +658,24 @@ static int request_setup(struct http_request *r, const struct http_post *post)
         if (e == NULL)
                 return -ENOMEM;
         bad |= lib.easy_setopt(e, CURLOPT_URL, post->url) != CURLE_OK;
-        bad |= lib.easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
-        bad |=
-            lib.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)post->body_len) != CURLE_OK;
-        bad |= lib.easy_setopt(e, CURLOPT_POSTFIELDS, r->body) != CURLE_OK;
+        if (strcmp(method, "GET") == 0) {
+                bad |= lib.easy_setopt(e, CURLOPT_HTTPGET, 1L) != CURLE_OK;
+        } else {
+                bad |= lib.easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
+                bad |= lib.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                                       (curl_off_t)post->body_len) != CURLE_OK;
+                bad |= lib.easy_setopt(e, CURLOPT_POSTFIELDS, r->body) != CURLE_OK;
+                if (strcmp(method, "POST") != 0)
+                        bad |= lib.easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) != CURLE_OK;
+        }
+        if (post->unix_socket != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, post->unix_socket) != CURLE_OK;
+        if (post->cert_file != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLCERT, post->cert_file) != CURLE_OK;
+        if (post->key_file != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLKEY, post->key_file) != CURLE_OK;
+        if (post->ca_file != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_CAINFO, post->ca_file) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_HTTPHEADER, r->headers) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_curl_body) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_WRITEDATA, r) != CURLE_OK;

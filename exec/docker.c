@@ -1,0 +1,1287 @@
+/* docker: the docker runtime (exec/runtime.h): each sandboxed execution is
+ * one short-lived container of the Docker Engine API, created, attached,
+ * started, waited for, inspected and removed, with limits mapped onto its
+ * HostConfig and proctor's own wall clock. Requests go through exec/http
+ * on the engine's loop; the attach stream is a raw upgraded connection so
+ * that stdin can be half-closed. Never blocks the loop, never runs the
+ * docker CLI, and never leaves a container behind that it knows of. */
+#include "exec/runtime.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <grp.h>
+#include <pwd.h>
+
+#include <jansson.h>
+
+#include "exec/docker_api.h"
+#include "exec/http.h"
+
+#define ATTACH_HEAD_MAX 4096
+#define END_GRACE_MS    500 /* output still due once the wait answered */
+
+struct docker_rt {
+        uv_loop_t *loop;
+        struct http_client *http;
+        struct docker_endpoint ep;
+        char *image, *session;
+        char host_name[256];
+        unsigned pending; /* requests of its own (the sweep) in flight */
+        bool freeing;
+};
+
+/* One API call's answer, gathered whole (or streamed to `line`). */
+struct dk_call {
+        struct dk_exec *x; /* NULL: the runtime's own (sweep) */
+        struct docker_rt *rt;
+        void (*done)(struct dk_call *c, int status, const char *body, size_t n, const char *err);
+        void (*line)(struct dk_call *c, const char *buf, size_t n); /* streaming */
+        void (*head)(struct dk_call *c);                            /* the status is known */
+        struct http_request *req;
+        int status;
+        char *buf;
+        size_t len, cap;
+        char arg[80];
+};
+
+struct dk_exec {
+        struct docker_rt *rt;
+        struct exec *e;
+        char id[80];
+        char image[256];
+        bool want_stdin, keep_stdin;
+        char *stdin_data;
+        size_t stdin_len;
+
+        /* the attach connection */
+        union {
+                uv_pipe_t pipe;
+                uv_tcp_t tcp;
+        } conn;
+        uv_stream_t *s;
+        uv_connect_t creq;
+        uv_shutdown_t sreq;
+        uv_getaddrinfo_t gai;
+        char head[ATTACH_HEAD_MAX];
+        size_t hlen;
+        bool head_done, attach_eof, conn_made;
+        struct docker_demux dmx;
+        char *early; /* what the stream brought before the start's answer */
+        size_t early_len;
+        struct dk_call *attach_call; /* over TLS: attach through libcurl */
+
+        uv_timer_t timer; /* the wall clock, then the end's grace */
+        uv_timer_t probe; /* a local engine's pids counter (see pids_probe) */
+        struct dk_call *stats, *wait;
+        struct docker_stats_sample prev;
+        bool have_prev;
+        uint64_t prev_us;
+        struct exec_stats st;
+        uint32_t max_pids;
+        bool pids_hit; /* the engine's pids counter said a fork was refused */
+
+        bool created, started, waited, ended, removing, paused;
+        bool has_pending;
+        enum exec_reason pending;
+        uint64_t op_signals;
+        int status_code;
+        uint64_t end_us;
+        unsigned refs; /* open handles and calls in flight */
+        char error[256];
+};
+
+static void x_unref(struct dk_exec *x);
+static void x_end(struct dk_exec *x);
+static void x_remove(struct dk_exec *x);
+
+/* ---- API calls ---- */
+
+static void call_response(const struct http_response *r, void *ud)
+{
+        struct dk_call *c = ud;
+
+        c->status = r->status;
+        if (c->head != NULL)
+                c->head(c);
+}
+
+static void call_data(const char *buf, size_t n, void *ud)
+{
+        struct dk_call *c = ud;
+
+        if (c->line != NULL && c->status / 100 == 2) {
+                c->line(c, buf, n);
+                return;
+        }
+        if (c->len + n > (1u << 20))
+                return; /* an answer past 1 MiB is cut: only its start is read */
+        if (c->len + n + 1 > c->cap) {
+                size_t cap = (c->len + n + 1) * 2;
+                char *b = realloc(c->buf, cap);
+                if (b == NULL)
+                        return;
+                c->buf = b;
+                c->cap = cap;
+        }
+        memcpy(c->buf + c->len, buf, n);
+        c->len += n;
+        c->buf[c->len] = '\0';
+}
+
+static void call_free(struct dk_call *c)
+{
+        struct dk_exec *x = c->x;
+        struct docker_rt *rt = c->rt;
+
+        free(c->buf);
+        free(c);
+        if (x != NULL)
+                x_unref(x);
+        else if (--rt->pending == 0 && rt->freeing) {
+                http_client_free(rt->http);
+                free(rt->image);
+                free(rt->session);
+                free(rt);
+        }
+}
+
+static void call_done(const struct http_result *r, void *ud)
+{
+        struct dk_call *c = ud;
+
+        c->req = NULL;
+        if (c->done != NULL)
+                c->done(c, r->ok ? c->status : 0, c->buf != NULL ? c->buf : "", c->len,
+                        r->ok ? NULL : r->error);
+        call_free(c);
+}
+
+/* Cancels a call in flight: its done never runs. */
+static void call_cancel(struct dk_call **cp)
+{
+        struct dk_call *c = *cp;
+
+        *cp = NULL;
+        if (c == NULL || c->req == NULL)
+                return;
+        http_cancel(c->req);
+        c->req = NULL;
+        call_free(c);
+}
+
+static struct dk_call *api(struct docker_rt *rt, struct dk_exec *x, const char *method,
+                           const char *path, const char *body,
+                           void (*done)(struct dk_call *, int, const char *, size_t, const char *))
+{
+        static const char *const json_hdr[] = {"Content-Type: application/json", NULL};
+        struct dk_call *c = calloc(1, sizeof(*c));
+        struct docker_endpoint *ep = &rt->ep;
+        struct http_callbacks cb = {call_response, call_data, call_done};
+        char url[1024], err[256];
+
+        if (c == NULL)
+                return NULL;
+        c->x = x;
+        c->rt = rt;
+        c->done = done;
+        snprintf(url, sizeof(url), "%s%s", ep->base_url, path);
+        struct http_post p = {
+            .url = url,
+            .headers = body != NULL ? json_hdr : NULL,
+            .body = body,
+            .body_len = body != NULL ? strlen(body) : 0,
+            .method = method,
+            .unix_socket = ep->unix_path[0] != '\0' ? ep->unix_path : NULL,
+            .cert_file = ep->tls ? ep->cert : NULL,
+            .key_file = ep->tls ? ep->key : NULL,
+            .ca_file = ep->tls ? ep->ca : NULL,
+            .connect_timeout_ms = 10000,
+        };
+        if (http_post_stream(rt->http, &p, &cb, c, &c->req, err, sizeof(err)) < 0) {
+                free(c);
+                return NULL;
+        }
+        if (x != NULL)
+                x->refs++;
+        else
+                rt->pending++;
+        return c;
+}
+
+__attribute__((format(printf, 2, 3))) static void x_err(struct dk_exec *x, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(x->error, sizeof(x->error), fmt, ap);
+        va_end(ap);
+}
+
+/* The fix, when the engine could not be reached or refused. */
+static void reach_error(struct dk_exec *x, const char *what, const char *err)
+{
+        const struct docker_endpoint *ep = &x->rt->ep;
+
+        x_err(x, "%s: cannot reach the Docker engine at %.100s (%.60s): %s", what, ep->shown, err,
+              ep->tls                    ? "is the daemon running, and are DOCKER_CERT_PATH's "
+                                           "ca.pem, cert.pem and key.pem its?"
+              : ep->unix_path[0] == '\0' ? "is the docker daemon running (or does it want TLS: "
+                                           "DOCKER_TLS_VERIFY=1)?"
+                                         : "is the docker daemon running?");
+}
+
+static void answer_error(struct dk_exec *x, const char *what, int status, const char *body,
+                         size_t n)
+{
+        char msg[200];
+
+        docker_error_text(body, n, msg, sizeof(msg));
+        x_err(x, "%s: the Docker engine answered %d: %s", what, status, msg);
+}
+
+/* ---- the execution's end ---- */
+
+static void x_state(struct dk_exec *x, const char *state)
+{
+        if (x->e != NULL)
+                exec__rt_state(x->e, state);
+}
+
+static void x_close_cb(uv_handle_t *h)
+{
+        x_unref(h->data);
+}
+
+static void x_close(struct dk_exec *x, uv_handle_t *h)
+{
+        if (!uv_is_closing(h))
+                uv_close(h, x_close_cb);
+}
+
+static void x_unref(struct dk_exec *x)
+{
+        if (--x->refs > 0)
+                return;
+        struct exec *e = x->e;
+        free(x->stdin_data);
+        free(x->early);
+        free(x);
+        exec__rt_removed(e);
+}
+
+/* The engine's pids counter for the container, where the engine is local
+ * and uses cgroupfs (v1 or v2 with the docker parent); -1: unknown. */
+static long pids_hit_max(const struct dk_exec *x)
+{
+        char path[3][256], key[16];
+        long v;
+
+        if (x->rt->ep.unix_path[0] == '\0')
+                return -1;
+        snprintf(path[0], sizeof(path[0]), "/sys/fs/cgroup/pids/docker/%s/pids.events", x->id);
+        snprintf(path[1], sizeof(path[1]), "/sys/fs/cgroup/docker/%s/pids.events", x->id);
+        snprintf(path[2], sizeof(path[2]),
+                 "/sys/fs/cgroup/system.slice/docker-%s.scope/pids.events", x->id);
+        for (size_t i = 0; i < 3; i++) {
+                FILE *f = fopen(path[i], "re");
+                if (f == NULL)
+                        continue;
+                int ok = fscanf(f, "%15s %ld", key, &v) == 2 && strcmp(key, "max") == 0;
+                fclose(f);
+                if (ok)
+                        return v;
+        }
+        return -1;
+}
+
+/* The engine gives only a status code: 128+N is read as signal N (the
+ * engine's own convention), as a command's `exit 137` cannot be told apart. */
+static enum exec_reason classify(struct dk_exec *x, const struct docker_inspect *in,
+                                 struct exec_result *r)
+{
+        const struct exec_limits *l = exec_limits(x->e);
+        int code = in->exit_code;
+        long hit;
+
+        r->exit_code = -1;
+        r->signal = 0;
+        if (code > 128 && code <= 128 + 64)
+                r->signal = code - 128;
+        else
+                r->exit_code = code;
+        if (x->has_pending)
+                return x->pending;
+        if (r->signal != 0 && (x->op_signals & (1ull << (r->signal - 1))))
+                return EXEC_KILLED;
+        if (in->oom_killed)
+                return EXEC_OOM;
+        /* The group goes with the container's end: what the samples saw. */
+        if (l->pids > 0 && code != 0) {
+                hit = pids_hit_max(x);
+                if (hit > 0 || x->pids_hit || x->max_pids >= l->pids)
+                        return EXEC_PIDS_LIMIT;
+        }
+        return r->signal != 0 ? EXEC_SIGNALED : EXEC_EXITED;
+}
+
+static void report(struct dk_exec *x, const struct docker_inspect *in)
+{
+        struct exec_result r;
+        uint64_t end = x->end_us != 0 ? x->end_us : exec__rt_now_us();
+
+        memset(&r, 0, sizeof(r));
+        r.exit_code = -1;
+        r.wall_ms = (end - exec__rt_t0_us(x->e)) / 1000;
+        r.cpu_ms = x->st.cpu_ms;
+        r.mem_peak_bytes = x->st.mem_peak_bytes;
+        if (x->error[0] != '\0' && !x->has_pending) {
+                r.reason = EXEC_SETUP_FAILED;
+                snprintf(r.error, sizeof(r.error), "%s", x->error);
+        } else if (in != NULL) {
+                r.reason = classify(x, in, &r);
+        } else {
+                r.reason = x->has_pending ? x->pending : EXEC_SETUP_FAILED;
+                snprintf(r.error, sizeof(r.error), "%s", x->error);
+        }
+        if ((r.reason == EXEC_KILLED || r.reason == EXEC_TIMEOUT) && r.signal == 0)
+                r.signal = SIGKILL;
+        x_state(x, "exited");
+        exec__rt_exit(x->e, &r);
+}
+
+static void removed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        (void)status;
+        (void)body;
+        (void)n;
+        (void)err;
+}
+
+static void x_remove(struct dk_exec *x)
+{
+        char path[160];
+
+        if (x->removing)
+                return;
+        x->removing = true;
+        call_cancel(&x->stats);
+        call_cancel(&x->wait);
+        call_cancel(&x->attach_call);
+        uv_timer_stop(&x->timer);
+        if (x->created) {
+                x_state(x, "removing");
+                snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", x->id);
+                api(x->rt, x, "DELETE", path, NULL, removed);
+        }
+        if (x->s != NULL)
+                x_close(x, (uv_handle_t *)x->s);
+        x_close(x, (uv_handle_t *)&x->timer);
+        x_close(x, (uv_handle_t *)&x->probe);
+        x_unref(x); /* the execution's own reference */
+}
+
+static void inspected(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        struct docker_inspect in;
+
+        if (status == 200 && docker_inspect_parse(body, n, &in) == 0) {
+                /* The wait's code is the command's; inspect may lag it. */
+                if (x->waited)
+                        in.exit_code = x->status_code;
+                report(x, &in);
+        } else {
+                if (status != 0)
+                        answer_error(x, "inspect", status, body, n);
+                else
+                        reach_error(x, "inspect", err);
+                report(x, NULL);
+        }
+        x_remove(x);
+}
+
+/* The command ended (the wait answered, or it never started): reads why,
+ * reports, removes. */
+static void x_end(struct dk_exec *x)
+{
+        char path[160];
+
+        if (x->ended)
+                return;
+        x->ended = true;
+        if (x->end_us == 0)
+                x->end_us = exec__rt_now_us();
+        uv_timer_stop(&x->timer);
+        uv_timer_stop(&x->probe);
+        call_cancel(&x->stats);
+        if (!x->started) {
+                report(x, NULL);
+                x_remove(x);
+                return;
+        }
+        snprintf(path, sizeof(path), "/containers/%s/json", x->id);
+        if (api(x->rt, x, "GET", path, NULL, inspected) == NULL) {
+                x_err(x, "out of memory");
+                report(x, NULL);
+                x_remove(x);
+        }
+}
+
+static void grace_over(uv_timer_t *t)
+{
+        x_end(t->data);
+}
+
+static void maybe_end(struct dk_exec *x)
+{
+        if (!x->waited)
+                return;
+        if (x->attach_eof) {
+                x_end(x);
+        } else if (!x->ended) {
+                uv_timer_stop(&x->timer);
+                uv_timer_start(&x->timer, grace_over, END_GRACE_MS, 0);
+        }
+}
+
+/* ---- running ---- */
+
+static void send_kill(struct dk_exec *x, int sig);
+static void feed(struct dk_exec *x, const char *buf, size_t n);
+
+static void waited(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        json_t *o;
+
+        x->wait = NULL;
+        x->end_us = exec__rt_now_us();
+        x->waited = true;
+        if (status == 200 && (o = json_loadb(body, n, 0, NULL)) != NULL) {
+                x->status_code = (int)json_integer_value(json_object_get(o, "StatusCode"));
+                json_decref(o);
+        } else if (!x->has_pending) {
+                if (status != 0)
+                        answer_error(x, "wait", status, body, n);
+                else
+                        reach_error(x, "wait", err);
+        }
+        maybe_end(x);
+}
+
+static void stats_line(struct dk_call *c, const char *buf, size_t n)
+{
+        struct dk_exec *x = c->x;
+        const struct exec_limits *l = exec_limits(x->e);
+        struct docker_stats_sample s;
+        uint64_t now = exec__rt_now_us();
+        const char *nl;
+
+        /* One JSON object per line; a line may come in pieces. */
+        while (n > 0) {
+                nl = memchr(buf, '\n', n);
+                size_t k = nl != NULL ? (size_t)(nl - buf) : n;
+                if (c->len + k + 1 <= (1u << 20)) {
+                        char *b = realloc(c->buf, c->len + k + 1);
+                        if (b == NULL)
+                                return;
+                        c->buf = b;
+                        memcpy(c->buf + c->len, buf, k);
+                        c->len += k;
+                        c->buf[c->len] = '\0';
+                }
+                if (nl == NULL)
+                        return;
+                buf += k + 1;
+                n -= k + 1;
+                /* A stopped container's last sample is all zeros: not a reading. */
+                if (docker_stats_parse(c->buf, c->len, &s) == 0 && !x->ended &&
+                    (s.cpu_ns > 0 || s.mem_bytes > 0)) {
+                        docker_stats_fold(x->have_prev ? &x->prev : NULL, &s, now - x->prev_us,
+                                          &x->st);
+                        x->prev = s;
+                        x->have_prev = true;
+                        x->prev_us = now;
+                        if (s.pids > x->max_pids)
+                                x->max_pids = s.pids;
+                        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
+                                x->pids_hit = true;
+                        exec__rt_stats(x->e, &x->st);
+                        /* No CPU-time limit in the engine: proctor's, per sample. */
+                        if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
+                                x->has_pending = true;
+                                x->pending = EXEC_CPU_LIMIT;
+                                send_kill(x, SIGKILL);
+                        }
+                }
+                c->len = 0;
+        }
+}
+
+/* The engine removes a container's groups as it stops, and a fork bomb
+ * under a pids limit may end within one stats interval: a local engine's
+ * counter is read often while the command runs (one small file read). */
+#define PIDS_PROBE_MS 20
+static void pids_probe(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (pids_hit_max(x) > 0) {
+                x->pids_hit = true;
+                uv_timer_stop(t);
+        }
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (!x->has_pending) {
+                x->has_pending = true;
+                x->pending = EXEC_TIMEOUT;
+        }
+        send_kill(x, SIGKILL);
+}
+
+static void stdin_written(uv_write_t *w, int status)
+{
+        struct dk_exec *x = w->data;
+
+        free(w);
+        x_unref(x);
+}
+
+static void stdin_shut(uv_shutdown_t *r, int status)
+{
+        x_unref(r->data);
+}
+
+static int conn_write(struct dk_exec *x, const char *data, size_t len)
+{
+        uv_write_t *w;
+        char *copy;
+        uv_buf_t b;
+
+        if (x->s == NULL || !x->head_done || x->ended || uv_is_closing((uv_handle_t *)x->s))
+                return -EPIPE;
+        w = malloc(sizeof(*w) + len);
+        if (w == NULL)
+                return -ENOMEM;
+        copy = (char *)(w + 1);
+        memcpy(copy, data, len);
+        b = uv_buf_init(copy, (unsigned)len);
+        w->data = x;
+        if (uv_write(w, x->s, &b, 1, stdin_written) < 0) {
+                free(w);
+                return -EPIPE;
+        }
+        x->refs++;
+        return 0;
+}
+
+static void stdin_close(struct dk_exec *x)
+{
+        x->sreq.data = x;
+        if (x->s != NULL && uv_shutdown(&x->sreq, x->s, stdin_shut) == 0)
+                x->refs++;
+}
+
+static void started(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        const struct exec_limits *l = exec_limits(x->e);
+        char path[200];
+
+        if (status != 204 && status != 304) {
+                if (status != 0)
+                        answer_error(x, "start", status, body, n);
+                else
+                        reach_error(x, "start", err);
+                x_end(x);
+                return;
+        }
+        x->started = true;
+        exec__rt_start(x->e, 0);
+        x_state(x, "running");
+        if (x->early != NULL) {
+                feed(x, x->early, x->early_len);
+                free(x->early);
+                x->early = NULL;
+        }
+        if (x->has_pending) { /* killed while it started */
+                send_kill(x, SIGKILL);
+        } else if (l->timeout_ms > 0) {
+                uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
+        }
+        if (l->pids > 0 && x->rt->ep.unix_path[0] != '\0')
+                uv_timer_start(&x->probe, pids_probe, 0, PIDS_PROBE_MS);
+        snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
+        x->wait = api(x->rt, x, "POST", path, "", waited);
+        snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
+        if ((x->stats = api(x->rt, x, "GET", path, NULL, NULL)) != NULL)
+                x->stats->line = stats_line;
+        if (x->want_stdin && x->stdin_len > 0)
+                conn_write(x, x->stdin_data, x->stdin_len);
+        if (x->want_stdin && !x->keep_stdin)
+                stdin_close(x);
+        if (x->wait == NULL) {
+                x_err(x, "out of memory");
+                x->waited = true;
+                maybe_end(x);
+        }
+}
+
+static void start(struct dk_exec *x)
+{
+        char path[160];
+
+        if (x->has_pending) {
+                x_end(x);
+                return;
+        }
+        snprintf(path, sizeof(path), "/containers/%s/start", x->id);
+        if (api(x->rt, x, "POST", path, "", started) == NULL) {
+                x_err(x, "out of memory");
+                x_end(x);
+        }
+}
+
+/* ---- the attach stream ---- */
+
+static void frame(void *ud, enum exec_stream s, const char *buf, size_t n)
+{
+        struct dk_exec *x = ud;
+
+        if (!x->ended)
+                exec__rt_output(x->e, s, buf, n);
+}
+
+/* Feeds the attach stream; bytes that come before the start's answer are
+ * held so that output never precedes on_start. */
+static void feed(struct dk_exec *x, const char *buf, size_t n)
+{
+        if (!x->started) {
+                char *b = realloc(x->early, x->early_len + n + 1);
+                if (b == NULL)
+                        return;
+                memcpy(b + x->early_len, buf, n);
+                x->early = b;
+                x->early_len += n;
+                return;
+        }
+        if (docker_demux_feed(&x->dmx, buf, n, frame, x) < 0)
+                x_err(x, "attach: not a frame stream");
+}
+
+static void attach_eof(struct dk_exec *x)
+{
+        x->attach_eof = true;
+        maybe_end(x);
+}
+
+static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+        static char buf[65536]; /* one loop, consumed before the next read */
+
+        (void)h;
+        (void)suggested;
+        *b = uv_buf_init(buf, sizeof(buf));
+}
+
+static void head_parsed(struct dk_exec *x, const char *rest, size_t n)
+{
+        int st = 0;
+
+        if (sscanf(x->head, "HTTP/1.%*d %d", &st) != 1 || (st != 101 && st != 200)) {
+                answer_error(x, "attach", st, rest, n); /* what came of the body */
+                uv_read_stop(x->s);
+                x_end(x);
+                return;
+        }
+        x->head_done = true;
+        feed(x, rest, n);
+        start(x);
+}
+
+static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+        struct dk_exec *x = s->data;
+        char *end;
+
+        if (nread < 0) {
+                uv_read_stop(s);
+                if (!x->head_done) {
+                        reach_error(x, "attach", uv_strerror((int)nread));
+                        x_end(x);
+                } else {
+                        attach_eof(x);
+                }
+                return;
+        }
+        if (x->head_done) {
+                feed(x, b->base, (size_t)nread);
+                return;
+        }
+        size_t take = (size_t)nread;
+        if (take > sizeof(x->head) - 1 - x->hlen)
+                take = sizeof(x->head) - 1 - x->hlen;
+        memcpy(x->head + x->hlen, b->base, take);
+        x->hlen += take;
+        x->head[x->hlen] = '\0';
+        if ((end = strstr(x->head, "\r\n\r\n")) != NULL) {
+                size_t hl = (size_t)(end + 4 - x->head);
+                size_t before = x->hlen - take; /* what the head held before this read */
+                x->head[hl - 2] = '\0';
+                head_parsed(x, b->base + (hl - before), (size_t)nread - (hl - before));
+        } else if (x->hlen == sizeof(x->head) - 1) {
+                x_err(x, "attach: the answer's head is too long");
+                uv_read_stop(s);
+                x_end(x);
+        }
+}
+
+static void connected(uv_connect_t *r, int status)
+{
+        struct dk_exec *x = r->data;
+        char req[400];
+        uv_buf_t b;
+        uv_write_t *w;
+
+        if (status < 0) {
+                reach_error(x, "attach", uv_strerror(status));
+                x_end(x);
+                return;
+        }
+        x->conn_made = true;
+        snprintf(req, sizeof(req),
+                 "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&stdout=1&stderr=1%s "
+                 "HTTP/1.1\r\nHost: docker\r\nUser-Agent: proctor\r\nContent-Type: text/plain\r\n"
+                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
+                 x->id, x->want_stdin ? "&stdin=1" : "");
+        w = malloc(sizeof(*w) + strlen(req));
+        if (w == NULL) {
+                x_err(x, "out of memory");
+                x_end(x);
+                return;
+        }
+        memcpy(w + 1, req, strlen(req));
+        b = uv_buf_init((char *)(w + 1), (unsigned)strlen(req));
+        w->data = x;
+        x->refs++;
+        if (uv_write(w, x->s, &b, 1, stdin_written) < 0 ||
+            uv_read_start(x->s, conn_alloc, conn_read) < 0) {
+                reach_error(x, "attach", "write failed");
+                x_end(x);
+        }
+}
+
+static void resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
+{
+        struct dk_exec *x = g->data;
+
+        if (x->ended) {
+                /* killed meanwhile: nothing to connect */
+        } else if (status < 0 || ai == NULL) {
+                reach_error(x, "attach", uv_strerror(status < 0 ? status : UV_EAI_NONAME));
+                x_end(x);
+        } else {
+                x->creq.data = x;
+                if (uv_tcp_connect(&x->creq, &x->conn.tcp, ai->ai_addr, connected) < 0) {
+                        reach_error(x, "attach", "connect failed");
+                        x_end(x);
+                }
+        }
+        uv_freeaddrinfo(ai);
+        x_unref(x);
+}
+
+/* Over TLS libcurl carries the stream (output only: libcurl cannot
+ * half-close, so no stdin). */
+static void tls_attach_head(struct dk_call *c)
+{
+        struct dk_exec *x = c->x;
+
+        if (c->status == 200 || c->status == 101) {
+                x->head_done = true;
+                start(x);
+        }
+}
+
+static void tls_attach_line(struct dk_call *c, const char *buf, size_t n)
+{
+        feed(c->x, buf, n);
+}
+
+static void tls_attach_done(struct dk_call *c, int status, const char *body, size_t n,
+                            const char *err)
+{
+        struct dk_exec *x = c->x;
+
+        x->attach_call = NULL;
+        if (!x->head_done) {
+                if (status != 0)
+                        answer_error(x, "attach", status, body, n);
+                else
+                        reach_error(x, "attach", err);
+                x_end(x);
+                return;
+        }
+        attach_eof(x);
+}
+
+static void attach(struct dk_exec *x)
+{
+        struct docker_endpoint *ep = &x->rt->ep;
+        uv_loop_t *loop = exec__rt_loop(x->e);
+        char port[16], path[160];
+
+        if (ep->tls) {
+                snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdout=1&stderr=1",
+                         x->id);
+                x->attach_call = api(x->rt, x, "POST", path, "", tls_attach_done);
+                if (x->attach_call == NULL) {
+                        x_err(x, "out of memory");
+                        x_end(x);
+                        return;
+                }
+                x->attach_call->head = tls_attach_head;
+                x->attach_call->line = tls_attach_line;
+                return;
+        }
+        x->creq.data = x;
+        if (ep->unix_path[0] != '\0') {
+                uv_pipe_init(loop, &x->conn.pipe, 0);
+                x->s = (uv_stream_t *)&x->conn.pipe;
+                x->s->data = x;
+                x->refs++;
+                uv_pipe_connect(&x->creq, &x->conn.pipe, ep->unix_path, connected);
+                return;
+        }
+        uv_tcp_init(loop, &x->conn.tcp);
+        x->s = (uv_stream_t *)&x->conn.tcp;
+        x->s->data = x;
+        x->refs++;
+        snprintf(port, sizeof(port), "%d", ep->port);
+        x->gai.data = x;
+        x->refs++;
+        if (uv_getaddrinfo(loop, &x->gai, resolved, ep->host, port, NULL) < 0) {
+                x->refs--;
+                reach_error(x, "attach", "cannot resolve the host");
+                x_end(x);
+        }
+}
+
+/* ---- create ---- */
+
+static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        json_t *o;
+        const char *id;
+
+        if (status == 404) {
+                x_err(x,
+                      "image %s is not in the Docker engine at %s: docker pull %s (or docker "
+                      "load -i FILE)",
+                      x->image, x->rt->ep.shown, x->image);
+        } else if (status == 201 && (o = json_loadb(body, n, 0, NULL)) != NULL) {
+                id = json_string_value(json_object_get(o, "Id"));
+                if (id != NULL && strlen(id) < sizeof(x->id) &&
+                    strspn(id, "0123456789abcdef") == strlen(id)) {
+                        snprintf(x->id, sizeof(x->id), "%s", id);
+                        x->created = true;
+                }
+                json_decref(o);
+                if (!x->created)
+                        x_err(x, "create: no container id answered");
+        } else if (status != 0) {
+                answer_error(x, "create", status, body, n);
+        } else {
+                reach_error(x, "create", err);
+        }
+        if (!x->created || x->has_pending || x->error[0] != '\0') {
+                x_end(x);
+                return;
+        }
+        x_state(x, "created");
+        attach(x);
+}
+
+static void signalled(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        (void)c;
+        (void)status;
+        (void)body;
+        (void)n;
+        (void)err;
+}
+
+static void unpaused_then_kill(struct dk_call *c, int status, const char *body, size_t n,
+                               const char *err)
+{
+        struct dk_exec *x = c->x;
+
+        x->paused = false;
+        send_kill(x, atoi(c->arg));
+}
+
+static void send_kill(struct dk_exec *x, int sig)
+{
+        char path[200];
+
+        if (!x->started || x->ended || x->removing)
+                return; /* the flow sees has_pending at its next step */
+        if (x->paused) {
+                /* A paused container cannot be killed until thawed. */
+                snprintf(path, sizeof(path), "/containers/%s/unpause", x->id);
+                struct dk_call *c = api(x->rt, x, "POST", path, "", unpaused_then_kill);
+                if (c != NULL)
+                        snprintf(c->arg, sizeof(c->arg), "%d", sig);
+                return;
+        }
+        snprintf(path, sizeof(path), "/containers/%s/kill?signal=%d", x->id, sig);
+        api(x->rt, x, "POST", path, "", signalled);
+}
+
+/* ---- the runtime's operations ---- */
+
+/* The container runs as the workspace's owner, as a native sandbox acts
+ * on it; a root-owned workspace (or none) gets nobody, never root. */
+static void pick_user(const char *ws, char *out, size_t len)
+{
+        struct stat st;
+
+        if (ws != NULL && stat(ws, &st) == 0 && st.st_uid != 0)
+                snprintf(out, len, "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
+        else
+                snprintf(out, len, "65534:65534");
+}
+
+static void free_on_close(uv_handle_t *h)
+{
+        struct dk_exec *x = h->data;
+
+        free(x->stdin_data);
+        free(x);
+}
+
+static int dk_spawn(void *state, struct exec *e, const struct exec_request *req, char *err,
+                    size_t errlen)
+{
+        struct docker_rt *rt = state;
+        struct dk_exec *x;
+        char user[48];
+        char *body;
+
+        if (req->ws_mode == EXEC_WS_OVERLAY) {
+                snprintf(err, errlen,
+                         "--runtime docker mounts the workspace rw, ro or not at "
+                         "all: overlay is for native sandboxes");
+                return -ENOTSUP;
+        }
+        if (rt->ep.tls && (req->keep_stdin || req->stdin_data != NULL)) {
+                snprintf(err, errlen,
+                         "--runtime docker over TLS (DOCKER_TLS_VERIFY) carries no "
+                         "stdin yet: use a unix socket or plain tcp engine");
+                return -ENOTSUP;
+        }
+        x = calloc(1, sizeof(*x));
+        if (x == NULL)
+                return -ENOMEM;
+        x->rt = rt;
+        x->e = e;
+        x->keep_stdin = req->keep_stdin;
+        x->want_stdin = req->keep_stdin || req->stdin_data != NULL;
+        snprintf(x->image, sizeof(x->image), "%s", rt->image);
+        if (!req->keep_stdin && req->stdin_data != NULL && req->stdin_len > 0) {
+                x->stdin_data = malloc(req->stdin_len);
+                if (x->stdin_data == NULL) {
+                        free(x);
+                        return -ENOMEM;
+                }
+                memcpy(x->stdin_data, req->stdin_data, req->stdin_len);
+                x->stdin_len = req->stdin_len;
+        }
+        pick_user(req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace, user, sizeof(user));
+        struct docker_create dc = {
+            .image = rt->image,
+            .argv = req->argv,
+            .env = req->env_extra,
+            .workspace = req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace,
+            .workspace_ro = req->ws_mode == EXEC_WS_RO,
+            .user = user,
+            .stdin_open = x->want_stdin,
+            .limits = req->limits,
+            .session = rt->session,
+            .host_name = rt->host_name,
+            .exec_id = exec_id(e),
+            .pid = getpid(),
+        };
+        body = docker_create_body(&dc);
+        uv_timer_init(exec__rt_loop(e), &x->timer);
+        x->timer.data = x;
+        uv_timer_init(exec__rt_loop(e), &x->probe);
+        x->probe.data = x;
+        x->refs = 3; /* the execution's own, and the timer handles' */
+        exec__rt_set_priv(e, x);
+        if (body == NULL || api(rt, x, "POST", "/containers/create", body, created) == NULL) {
+                free(body);
+                snprintf(err, errlen, "cannot start a request to the Docker engine (libcurl?)");
+                /* The timer must close before x goes; the exec is not live yet. */
+                x->e = NULL;
+                uv_close((uv_handle_t *)&x->timer, NULL);
+                uv_close((uv_handle_t *)&x->probe, free_on_close);
+                return -ENOMEM;
+        }
+        free(body);
+        return 0;
+}
+
+static int dk_write(struct exec *e, const char *data, size_t len)
+{
+        struct dk_exec *x = exec__rt_priv(e);
+        char *b;
+
+        if (!x->keep_stdin || x->ended || x->removing)
+                return -EPIPE;
+        if (x->started)
+                return conn_write(x, data, len);
+        /* Before the container runs: held, and written in order at start. */
+        if ((b = realloc(x->stdin_data, x->stdin_len + len)) == NULL)
+                return -ENOMEM;
+        memcpy(b + x->stdin_len, data, len);
+        x->stdin_data = b;
+        x->stdin_len += len;
+        return 0;
+}
+
+static void dk_kill(struct exec *e, enum exec_reason why)
+{
+        struct dk_exec *x = exec__rt_priv(e);
+
+        if (!x->has_pending) {
+                x->has_pending = true;
+                x->pending = why;
+        }
+        send_kill(x, SIGKILL);
+}
+
+static int dk_signal(struct exec *e, int sig)
+{
+        struct dk_exec *x = exec__rt_priv(e);
+
+        if (!x->started || x->ended)
+                return -ESRCH;
+        x->op_signals |= 1ull << (sig - 1);
+        send_kill(x, sig);
+        return 0;
+}
+
+static int dk_pause(struct exec *e, bool on)
+{
+        struct dk_exec *x = exec__rt_priv(e);
+        char path[160];
+
+        if (!x->started || x->ended || x->has_pending)
+                return -ESRCH;
+        snprintf(path, sizeof(path), "/containers/%s/%s", x->id, on ? "pause" : "unpause");
+        if (api(x->rt, x, "POST", path, "", signalled) == NULL)
+                return -ENOMEM;
+        x->paused = on;
+        return 0;
+}
+
+static const char *dk_handle(const struct exec *e)
+{
+        const struct dk_exec *x = exec__rt_priv(e);
+
+        return x != NULL && x->created ? x->id : NULL;
+}
+
+/* ---- the engine: endpoint check and sweep ---- */
+
+/* Connects once to the engine's unix socket, so that a missing daemon or a
+ * socket this user may not use is said at start, with the fix. A unix
+ * connect does not wait on the network. */
+static int check_socket(const struct docker_endpoint *ep, char *err, size_t errlen)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        struct stat st;
+        int fd, rc = 0;
+
+        if (strlen(ep->unix_path) >= sizeof(sa.sun_path)) {
+                snprintf(err, errlen, "DOCKER_HOST=%s: socket path too long", ep->shown);
+                return -EINVAL;
+        }
+        memcpy(sa.sun_path, ep->unix_path, strlen(ep->unix_path));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                rc = -errno;
+        close(fd);
+        if (rc == -EACCES || rc == -EPERM) {
+                struct group *g = stat(ep->unix_path, &st) == 0 ? getgrgid(st.st_gid) : NULL;
+                struct passwd *pw = getpwuid(getuid());
+                char grp[64];
+                snprintf(grp, sizeof(grp), "%s", g != NULL ? g->gr_name : "docker");
+                snprintf(err, errlen,
+                         "permission denied on the Docker engine socket %s (mode %04o, group "
+                         "%s): add %s to the group %s (usermod -aG %s %s, then log in again), "
+                         "or set DOCKER_HOST to an engine this user may use",
+                         ep->unix_path, (unsigned)(st.st_mode & 07777), grp,
+                         pw != NULL ? pw->pw_name : "this user", grp, grp,
+                         pw != NULL ? pw->pw_name : "USER");
+        } else if (rc < 0) {
+                snprintf(err, errlen,
+                         "cannot reach the Docker engine at %s (%s): is the docker daemon "
+                         "running? DOCKER_HOST=%s",
+                         ep->unix_path, strerror(-rc),
+                         getenv("DOCKER_HOST") != NULL ? getenv("DOCKER_HOST")
+                                                       : "(unset: unix:///var/run/docker.sock)");
+        }
+        return rc;
+}
+
+/* A proctor process that is gone (or whose pid now names another program). */
+static bool proctor_dead(const char *pid_s)
+{
+        char path[64], comm[32] = "";
+        char *end;
+        long pid = strtol(pid_s, &end, 10);
+        FILE *f;
+
+        if (*end != '\0' || pid <= 0 || pid == getpid())
+                return pid != getpid() && *end == '\0' && pid > 0;
+        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+                return true;
+        snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+        if ((f = fopen(path, "re")) == NULL)
+                return false;
+        if (fgets(comm, sizeof(comm), f) == NULL)
+                comm[0] = '\0';
+        fclose(f);
+        return strncmp(comm, "proctor", 7) != 0;
+}
+
+static void swept_one(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        (void)c;
+        (void)status;
+        (void)body;
+        (void)n;
+        (void)err;
+}
+
+static void listed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct docker_rt *rt = c->rt;
+        json_t *a, *it;
+        size_t i;
+        char path[200];
+
+        if (status != 200 || (a = json_loadb(body, n, 0, NULL)) == NULL)
+                return;
+        json_array_foreach (a, i, it) {
+                json_t *labels = json_object_get(it, "Labels");
+                const char *id = json_string_value(json_object_get(it, "Id"));
+                const char *pid = json_string_value(json_object_get(labels, "proctor.pid"));
+                const char *host = json_string_value(json_object_get(labels, "proctor.host"));
+                if (id == NULL || pid == NULL || host == NULL || strcmp(host, rt->host_name) != 0 ||
+                    strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 80 ||
+                    !proctor_dead(pid))
+                        continue;
+                snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+                api(rt, NULL, "DELETE", path, NULL, swept_one);
+        }
+        json_decref(a);
+}
+
+static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void **state, char *err,
+                         size_t errlen)
+{
+        struct docker_rt *rt;
+        int rc;
+
+        if (o->docker_image == NULL || o->docker_image[0] == '\0') {
+                snprintf(err, errlen,
+                         "--runtime docker needs --image REF: the engine's image "
+                         "every container runs");
+                return -EINVAL;
+        }
+        rt = calloc(1, sizeof(*rt));
+        if (rt == NULL)
+                return -ENOMEM;
+        rc = docker_endpoint_parse(o->docker_host != NULL ? o->docker_host : getenv("DOCKER_HOST"),
+                                   getenv("DOCKER_TLS_VERIFY"), getenv("DOCKER_CERT_PATH"),
+                                   getenv("HOME"), &rt->ep, err, errlen);
+        if (rc == 0 && rt->ep.unix_path[0] != '\0')
+                rc = check_socket(&rt->ep, err, errlen);
+        if (rc < 0) {
+                free(rt);
+                return rc;
+        }
+        rt->loop = loop;
+        rt->image = strdup(o->docker_image);
+        rt->session = strdup(o->session_id != NULL ? o->session_id : "");
+        rt->http = http_client_new(loop);
+        if (gethostname(rt->host_name, sizeof(rt->host_name) - 1) < 0)
+                rt->host_name[0] = '\0';
+        if (rt->image == NULL || rt->session == NULL || rt->http == NULL) {
+                http_client_free(rt->http);
+                free(rt->image);
+                free(rt->session);
+                free(rt);
+                return -ENOMEM;
+        }
+        /* The sweep: containers whose proctor is gone (killed by SIGKILL). */
+        struct dk_call *c = api(rt, NULL, "GET",
+                                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
+                                "pid%22%5D%7D",
+                                NULL, listed);
+        if (c == NULL) {
+                snprintf(err, errlen,
+                         "cannot load libcurl for the Docker Engine API (Debian/Ubuntu: libcurl4)");
+                http_client_free(rt->http);
+                free(rt->image);
+                free(rt->session);
+                free(rt);
+                return -ELIBACC;
+        }
+        *state = rt;
+        return 0;
+}
+
+static void dk_engine_free(void *state)
+{
+        struct docker_rt *rt = state;
+
+        rt->freeing = true;
+        if (rt->pending == 0) {
+                http_client_free(rt->http);
+                free(rt->image);
+                free(rt->session);
+                free(rt);
+        }
+}
+
+const struct exec_runtime exec_runtime_docker = {
+    .name = "docker",
+    .engine_new = dk_engine_new,
+    .engine_free = dk_engine_free,
+    .spawn = dk_spawn,
+    .write = dk_write,
+    .kill = dk_kill,
+    .signal = dk_signal,
+    .pause = dk_pause,
+    .handle = dk_handle,
+};

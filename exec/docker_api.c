@@ -1,0 +1,297 @@
+/* docker_api: the Engine API's pure parts (see docker_api.h): endpoint,
+ * create body, attach frames, stats and inspect. Nothing here does I/O or
+ * trusts a length the engine sends beyond the bytes actually given. */
+#include "exec/docker_api.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+int docker_endpoint_parse(const char *docker_host, const char *tls_verify, const char *cert_dir,
+                          const char *home, struct docker_endpoint *ep, char *err, size_t errlen)
+{
+        const char *h = docker_host != NULL && docker_host[0] != '\0'
+                            ? docker_host
+                            : "unix:///var/run/docker.sock";
+        char dir[PATH_MAX];
+        const char *colon;
+        char *end;
+        long port;
+
+        memset(ep, 0, sizeof(*ep));
+        snprintf(ep->shown, sizeof(ep->shown), "%s", h);
+        if (strncmp(h, "unix://", 7) == 0) {
+                if (h[7] != '/' || strlen(h + 7) >= sizeof(ep->unix_path)) {
+                        snprintf(err, errlen, "DOCKER_HOST=%s: expected unix:///PATH", h);
+                        return -EINVAL;
+                }
+                snprintf(ep->unix_path, sizeof(ep->unix_path), "%s", h + 7);
+                snprintf(ep->base_url, sizeof(ep->base_url), "http://docker" DOCKER_API_PREFIX);
+                return 0;
+        }
+        if (strncmp(h, "tcp://", 6) != 0) {
+                snprintf(err, errlen, "DOCKER_HOST=%s: expected unix:///PATH or tcp://HOST:PORT",
+                         h);
+                return -EINVAL;
+        }
+        h += 6;
+        colon = strrchr(h, ':');
+        if (colon == NULL || colon == h || (size_t)(colon - h) >= sizeof(ep->host) ||
+            strchr(h, '/') != NULL || strchr(h, '@') != NULL) {
+                snprintf(err, errlen, "DOCKER_HOST=%s: expected tcp://HOST:PORT", ep->shown);
+                return -EINVAL;
+        }
+        port = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || port <= 0 || port > 65535) {
+                snprintf(err, errlen, "DOCKER_HOST=%s: bad port", ep->shown);
+                return -EINVAL;
+        }
+        memcpy(ep->host, h, (size_t)(colon - h));
+        ep->port = (int)port;
+        ep->tls = tls_verify != NULL && tls_verify[0] != '\0';
+        if (ep->tls) {
+                if (cert_dir != NULL && cert_dir[0] != '\0')
+                        snprintf(dir, sizeof(dir), "%s", cert_dir);
+                else
+                        snprintf(dir, sizeof(dir), "%s/.docker", home != NULL ? home : "");
+                if (snprintf(ep->ca, sizeof(ep->ca), "%s/ca.pem", dir) >= (int)sizeof(ep->ca) ||
+                    snprintf(ep->cert, sizeof(ep->cert), "%s/cert.pem", dir) >=
+                        (int)sizeof(ep->cert) ||
+                    snprintf(ep->key, sizeof(ep->key), "%s/key.pem", dir) >= (int)sizeof(ep->key)) {
+                        snprintf(err, errlen, "DOCKER_CERT_PATH: path too long");
+                        return -EINVAL;
+                }
+        }
+        snprintf(ep->base_url, sizeof(ep->base_url), "%s://%s:%d" DOCKER_API_PREFIX,
+                 ep->tls ? "https" : "http", ep->host, ep->port);
+        return 0;
+}
+
+static json_t *strv_json(char *const *v)
+{
+        json_t *a = json_array();
+
+        for (; v != NULL && *v != NULL; v++)
+                json_array_append_new(a, json_string(*v));
+        return a;
+}
+
+static json_t *host_config(const struct docker_create *c)
+{
+        const struct exec_limits *l = &c->limits;
+        json_t *hc = json_object(), *tmpfs = json_object();
+        char opt[96], bind[PATH_MAX + 32];
+
+        if (l->memory_bytes > 0) {
+                /* Swap equal to memory: no swap, so the limit means OOM. */
+                json_object_set_new(hc, "Memory", json_integer((json_int_t)l->memory_bytes));
+                json_object_set_new(hc, "MemorySwap", json_integer((json_int_t)l->memory_bytes));
+        }
+        json_object_set_new(hc, "NanoCpus", json_integer(1000000000)); /* one core */
+        if (l->pids > 0)
+                json_object_set_new(hc, "PidsLimit", json_integer(l->pids));
+        json_object_set_new(hc, "NetworkMode", json_string("none"));
+        /* The engine's init as pid 1 (reaps, forwards signals): the command
+         * is no pid 1 that ignores SIGKILL from inside, as in a native
+         * sandbox. It counts against PidsLimit. */
+        json_object_set_new(hc, "Init", json_true());
+        json_object_set_new(hc, "IpcMode", json_string("private"));
+        json_object_set_new(hc, "ReadonlyRootfs", json_true());
+        snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64,
+                 l->tmpfs_bytes > 0 ? l->tmpfs_bytes : (uint64_t)64 << 20);
+        json_object_set_new(tmpfs, "/tmp", json_string(opt));
+        json_object_set_new(hc, "Tmpfs", tmpfs);
+        if (c->workspace != NULL) {
+                snprintf(bind, sizeof(bind), "%s:/workspace:%s", c->workspace,
+                         c->workspace_ro ? "ro" : "rw");
+                json_object_set_new(hc, "Binds", json_pack("[s]", bind));
+        }
+        json_object_set_new(hc, "CapDrop", json_pack("[s]", "ALL"));
+        /* The engine's default seccomp profile stays on (it is not named:
+         * naming "unconfined" is the only way to drop it). */
+        json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
+        /* Output goes to proctor through the attach stream only. */
+        json_object_set_new(hc, "LogConfig", json_pack("{s:s}", "Type", "none"));
+        return hc;
+}
+
+char *docker_create_body(const struct docker_create *c)
+{
+        json_t *o = json_object(), *labels = json_object();
+        char buf[32];
+        char *s;
+
+        json_object_set_new(o, "Image", json_string(c->image));
+        json_object_set_new(o, "Cmd", strv_json(c->argv));
+        json_object_set_new(o, "Entrypoint", json_array());
+        json_object_set_new(o, "Env", strv_json(c->env));
+        json_object_set_new(o, "WorkingDir",
+                            json_string(c->workspace != NULL ? "/workspace" : "/"));
+        json_object_set_new(o, "User", json_string(c->user));
+        json_object_set_new(o, "Tty", json_false());
+        json_object_set_new(o, "AttachStdin", json_boolean(c->stdin_open));
+        json_object_set_new(o, "OpenStdin", json_boolean(c->stdin_open));
+        json_object_set_new(o, "StdinOnce", json_boolean(c->stdin_open));
+        json_object_set_new(o, "AttachStdout", json_true());
+        json_object_set_new(o, "AttachStderr", json_true());
+        json_object_set_new(o, "NetworkDisabled", json_true());
+        json_object_set_new(labels, "proctor.session",
+                            json_string(c->session != NULL ? c->session : ""));
+        snprintf(buf, sizeof(buf), "%" PRIu64, c->exec_id);
+        json_object_set_new(labels, "proctor.exec", json_string(buf));
+        snprintf(buf, sizeof(buf), "%d", c->pid);
+        json_object_set_new(labels, "proctor.pid", json_string(buf));
+        json_object_set_new(labels, "proctor.host",
+                            json_string(c->host_name != NULL ? c->host_name : ""));
+        json_object_set_new(o, "Labels", labels);
+        json_object_set_new(o, "HostConfig", host_config(c));
+        s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        return s;
+}
+
+int docker_demux_feed(struct docker_demux *d, const char *buf, size_t n, docker_frame_cb cb,
+                      void *ud)
+{
+        while (n > 0 && !d->bad) {
+                if (d->left == 0) {
+                        size_t take = sizeof(d->hdr) - d->hlen;
+                        if (take > n)
+                                take = n;
+                        memcpy(d->hdr + d->hlen, buf, take);
+                        d->hlen += take;
+                        buf += take;
+                        n -= take;
+                        if (d->hlen < sizeof(d->hdr))
+                                break;
+                        d->hlen = 0;
+                        if (d->hdr[0] > 3 || d->hdr[1] != 0 || d->hdr[2] != 0 || d->hdr[3] != 0) {
+                                d->bad = true;
+                                break;
+                        }
+                        d->stream = d->hdr[0];
+                        d->left = (uint32_t)d->hdr[4] << 24 | (uint32_t)d->hdr[5] << 16 |
+                                  (uint32_t)d->hdr[6] << 8 | (uint32_t)d->hdr[7];
+                        continue;
+                }
+                size_t take = n < d->left ? n : d->left;
+                /* 0 would be stdin echoed back: never sent without a tty. */
+                if (d->stream != 0)
+                        cb(ud, d->stream == 1 ? EXEC_STDOUT : EXEC_STDERR, buf, take);
+                d->left -= (uint32_t)take;
+                buf += take;
+                n -= take;
+        }
+        return d->bad ? -EPROTO : 0;
+}
+
+static uint64_t num_at(json_t *o, const char *path)
+{
+        char key[64];
+        const char *dot;
+
+        while (o != NULL && (dot = strchr(path, '.')) != NULL) {
+                size_t k = (size_t)(dot - path);
+                if (k >= sizeof(key))
+                        return 0;
+                memcpy(key, path, k);
+                key[k] = '\0';
+                o = json_object_get(o, key);
+                path = dot + 1;
+        }
+        o = o != NULL ? json_object_get(o, path) : NULL;
+        if (json_is_integer(o) && json_integer_value(o) > 0)
+                return (uint64_t)json_integer_value(o);
+        if (json_is_real(o) && json_real_value(o) > 0)
+                return (uint64_t)json_real_value(o);
+        return 0;
+}
+
+int docker_stats_parse(const char *json, size_t n, struct docker_stats_sample *s)
+{
+        json_t *o = json_loadb(json, n, 0, NULL);
+        uint64_t inactive;
+
+        memset(s, 0, sizeof(*s));
+        if (!json_is_object(o) || json_object_get(o, "cpu_stats") == NULL) {
+                json_decref(o);
+                return -EINVAL;
+        }
+        s->cpu_ns = num_at(o, "cpu_stats.cpu_usage.total_usage");
+        s->mem_bytes = num_at(o, "memory_stats.usage");
+        /* cgroup v1 names it total_inactive_file, v2 inactive_file. */
+        inactive = num_at(o, "memory_stats.stats.total_inactive_file");
+        if (inactive == 0)
+                inactive = num_at(o, "memory_stats.stats.inactive_file");
+        s->mem_bytes -= inactive < s->mem_bytes ? inactive : 0;
+        s->mem_max = num_at(o, "memory_stats.max_usage");
+        s->pids = (uint32_t)num_at(o, "pids_stats.current");
+        json_decref(o);
+        return 0;
+}
+
+void docker_stats_fold(const struct docker_stats_sample *prev,
+                       const struct docker_stats_sample *cur, uint64_t dt_us, struct exec_stats *st)
+{
+        uint64_t peak = st->mem_peak_bytes;
+
+        st->cpu_ms = cur->cpu_ns / 1000000u;
+        st->mem_bytes = cur->mem_bytes;
+        st->pids = cur->pids;
+        if (cur->mem_max > peak)
+                peak = cur->mem_max;
+        if (cur->mem_bytes > peak)
+                peak = cur->mem_bytes;
+        st->mem_peak_bytes = peak;
+        st->cpu_pct = 0;
+        if (prev != NULL && dt_us > 0 && cur->cpu_ns >= prev->cpu_ns)
+                st->cpu_pct = (double)(cur->cpu_ns - prev->cpu_ns) / 10.0 / (double)dt_us;
+}
+
+int docker_inspect_parse(const char *json, size_t n, struct docker_inspect *in)
+{
+        json_t *o = json_loadb(json, n, 0, NULL), *st;
+        const char *s;
+
+        memset(in, 0, sizeof(*in));
+        st = json_is_object(o) ? json_object_get(o, "State") : NULL;
+        if (!json_is_object(st)) {
+                json_decref(o);
+                return -EINVAL;
+        }
+        in->exit_code = (int)json_integer_value(json_object_get(st, "ExitCode"));
+        in->oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
+        in->pid = (int)json_integer_value(json_object_get(st, "Pid"));
+        s = json_string_value(json_object_get(st, "Status"));
+        snprintf(in->status, sizeof(in->status), "%s", s != NULL ? s : "");
+        json_decref(o);
+        return 0;
+}
+
+void docker_error_text(const char *body, size_t n, char *out, size_t outlen)
+{
+        json_t *o = json_loadb(body, n, 0, NULL);
+        const char *m = json_is_object(o) ? json_string_value(json_object_get(o, "message")) : NULL;
+        size_t i, k = 0;
+
+        if (m != NULL)
+                snprintf(out, outlen, "%s", m);
+        else
+                snprintf(out, outlen, "%.*s", (int)(n < 200 ? n : 200), body);
+        json_decref(o);
+        /* One line, printable: the text reaches a terminal. */
+        for (i = 0; out[i] != '\0'; i++) {
+                unsigned char c = (unsigned char)out[i];
+                if (c >= 0x20 && c != 0x7f)
+                        out[k++] = out[i];
+                else if (c == '\n' || c == '\t')
+                        out[k++] = ' ';
+        }
+        out[k] = '\0';
+        while (k > 0 && out[k - 1] == ' ')
+                out[--k] = '\0';
+}

@@ -1,0 +1,95 @@
+/* docker_api: the pure parts of speaking to a Docker Engine (or Podman's
+ * compatible service): where it listens, the create request's JSON, the
+ * attach stream's frames, and the stats and inspect answers. No I/O here,
+ * so that unit tests and the fuzz harness drive every byte of it. */
+#ifndef PROCTOR_EXEC_DOCKER_API_H
+#define PROCTOR_EXEC_DOCKER_API_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/exec.h"
+
+/* The API version every request names: both Docker 20.10+ and Podman's
+ * compatible service speak it. */
+#define DOCKER_API_PREFIX "/v1.41"
+
+struct docker_endpoint {
+        char shown[300];          /* as the user gave it, for messages */
+        char unix_path[PATH_MAX]; /* "" for tcp */
+        char host[256];           /* tcp: host name or address */
+        int port;
+        bool tls;
+        char ca[PATH_MAX], cert[PATH_MAX], key[PATH_MAX]; /* tls only */
+        char base_url[320];                               /* scheme://host[:port]/v1.41 */
+};
+
+/* From `docker_host` (NULL or "": unix:///var/run/docker.sock), and for
+ * tcp the TLS settings the docker CLI reads: tls_verify non-empty turns on
+ * https with cert_dir (NULL or "": $HOME/.docker) holding ca.pem,
+ * cert.pem and key.pem. 0 or -EINVAL with err filled. */
+int docker_endpoint_parse(const char *docker_host, const char *tls_verify, const char *cert_dir,
+                          const char *home, struct docker_endpoint *ep, char *err, size_t errlen);
+
+/* What a container is created with (see docker_create_body). */
+struct docker_create {
+        const char *image;
+        char *const *argv;
+        char *const *env;      /* NULL-terminated or NULL */
+        const char *workspace; /* host directory; NULL: none is mounted */
+        bool workspace_ro;
+        const char *user; /* "UID:GID" */
+        bool stdin_open;
+        struct exec_limits limits;
+        const char *session, *host_name;
+        uint64_t exec_id;
+        int pid; /* proctor's, for the sweep */
+};
+
+/* The JSON body of POST /containers/create (malloc'ed), or NULL. */
+char *docker_create_body(const struct docker_create *c);
+
+/* The attach stream without a tty: frames of an 8-byte header (stream
+ * type, three zero bytes, big-endian length) and a payload. */
+struct docker_demux {
+        unsigned char hdr[8];
+        size_t hlen;
+        uint32_t left; /* payload bytes still due for the current frame */
+        int stream;
+        bool bad; /* a header that is no frame's: the rest is dropped */
+};
+typedef void (*docker_frame_cb)(void *ud, enum exec_stream s, const char *buf, size_t n);
+/* Feeds `n` bytes; payload pieces go to cb as they come (stdout as
+ * EXEC_STDOUT, stderr and the engine's own error stream as EXEC_STDERR).
+ * 0, or -EPROTO once the stream is not a frame stream. */
+int docker_demux_feed(struct docker_demux *d, const char *buf, size_t n, docker_frame_cb cb,
+                      void *ud);
+
+/* One object of the stats stream. */
+struct docker_stats_sample {
+        uint64_t cpu_ns;    /* cpu_stats.cpu_usage.total_usage */
+        uint64_t mem_bytes; /* usage less inactive file cache, as `docker stats` */
+        uint64_t mem_max;   /* max_usage (cgroup v1), 0 when absent */
+        uint32_t pids;      /* pids_stats.current */
+};
+/* 0, or -EINVAL when `json` is no stats object. */
+int docker_stats_parse(const char *json, size_t n, struct docker_stats_sample *s);
+/* The stats between two samples `dt_us` apart (prev NULL: the first). */
+void docker_stats_fold(const struct docker_stats_sample *prev,
+                       const struct docker_stats_sample *cur, uint64_t dt_us,
+                       struct exec_stats *st);
+
+struct docker_inspect {
+        int exit_code;
+        bool oom_killed;
+        int pid;
+        char status[32];
+};
+int docker_inspect_parse(const char *json, size_t n, struct docker_inspect *in);
+
+/* The engine's {"message": ...} (or the body itself, cut), for people. */
+void docker_error_text(const char *body, size_t n, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,320 @@
+#!/bin/bash
+# --runtime docker: every execution one container of a private Docker
+# daemon started here (no registry: a busybox-static image made with
+# `docker import`): output, exit codes, stdin, the limits (memory, pids,
+# wall clock) and their exit reasons, stats in --json, the lifecycle, kill
+# from the supervisor, the sweep after a SIGKILLed proctor, no network, a
+# read-only root, and the errors that name their fix. As a user without
+# the daemon: the permission-denied message only.
+# as-user: yes
+. "$(dirname "$0")/lib.sh"
+
+BUSYBOX=/bin/busybox
+IMAGE=proctor-test:busybox
+
+# A unix socket this user may not open: the permission message names the fix.
+perm_socket_check() {
+        local sock=$1
+        shift
+        "$@" "$PROCTOR" exec --runtime docker --image "$IMAGE" -- true >/dev/null 2>"$WORK/perm"
+        expect_eq "permission denied: setup failed (125)" 125 $?
+        expect_match "permission denied: names the socket and the group" \
+                "permission denied on the Docker engine socket $sock .*group .*usermod -aG" \
+                "$(cat "$WORK/perm")"
+}
+
+if ! is_root; then
+        "$T_PY" -c 'import socket, sys, os
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0)
+s.listen(1); sys.stdin.read()' "$WORK/denied.sock" </dev/null &
+        wait_until 5 test -S "$WORK/denied.sock"
+        DOCKER_HOST=unix://$WORK/denied.sock perm_socket_check "$WORK/denied.sock" env
+        echo "t_docker: not root: no private Docker daemon can start; only the permission message was tested"
+        finish
+        exit $?
+fi
+
+if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null || [ ! -x "$BUSYBOX" ]; then
+        echo "SKIP t_docker: dockerd, docker or $BUSYBOX missing (install-deps.sh installs docker.io, busybox-static)"
+        exit 0
+fi
+
+# ---- a private daemon, gone at exit with everything it mounted ----
+D=$(mktemp -d /tmp/pdk.XXXX)
+PORT=$((23000 + RANDOM % 2000))
+stop_daemon() {
+        local p m
+        p=$(cat "$D/pid" 2>/dev/null)
+        if [ -n "$p" ]; then
+                kill "$p" 2>/dev/null
+                for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+                kill -9 "$p" 2>/dev/null
+        fi
+        for m in $(awk -v d="$D" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
+                umount -l "$m" 2>/dev/null
+        done
+        rm -rf "$D"
+}
+at_exit stop_daemon
+dockerd --iptables=false --ip6tables=false --bridge=none --data-root "$D/data" \
+        --exec-root "$D/exec" -H "unix://$D/docker.sock" -H "tcp://127.0.0.1:$PORT" \
+        --pidfile "$D/pid" >"$D/log" 2>&1 &
+export DOCKER_HOST=unix://$D/docker.sock
+if ! wait_until 30 docker version >/dev/null 2>&1; then
+        echo "SKIP t_docker: the private Docker daemon did not start:"
+        tail -5 "$D/log"
+        exit 0
+fi
+dk() { "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" "$@"; }
+
+# The image: busybox-static with its applets, a /tmp as images have it, and
+# stand-ins for bash and python3 (a python3 that prints its stdin shows
+# what reached the container's stdin).
+R=$D/root
+mkdir -p "$R/bin" "$R/tmp" "$R/etc" "$R/workspace"
+chmod 1777 "$R/tmp"
+cp "$BUSYBOX" "$R/bin/busybox"
+for a in $("$BUSYBOX" --list); do [ "$a" = busybox ] || ln -s busybox "$R/bin/$a"; done
+printf '#!/bin/sh\nexec sh "$@"\n' >"$R/bin/bash"
+printf '#!/bin/sh\necho "stdin:"; cat\n' >"$R/bin/python3"
+chmod 755 "$R/bin/bash" "$R/bin/python3"
+tar -C "$R" -c . | docker import - "$IMAGE" >/dev/null
+check "the test image is imported" docker image inspect "$IMAGE" >/dev/null
+
+leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
+
+# ---- output, exit codes ----
+out=$(dk -- sh -c 'echo out; echo err >&2; exit 7' 2>"$WORK/e")
+expect_eq "exit code is the command's" 7 $?
+expect_eq "stdout" out "$out"
+expect_eq "stderr" err "$(cat "$WORK/e")"
+dk -- sh -c 'kill -9 $$'
+expect_eq "killed by a signal: 128+N" 137 $?
+dk -- no-such-command 2>"$WORK/e"
+expect_eq "missing command: 127" 127 $?
+expect_match "missing command: said" "no-such-command.*No such file or directory" "$(cat "$WORK/e")"
+
+# ---- selected by the environment and the config file too ----
+out=$(PROCTOR_RUNTIME=docker PROCTOR_IMAGE=$IMAGE "$PROCTOR" exec --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "PROCTOR_RUNTIME and PROCTOR_IMAGE" docker "$out"
+echo '{"runtime": "docker", "image": "'"$IMAGE"'"}' >"$WORK/c.json"
+out=$("$PROCTOR" exec --config "$WORK/c.json" --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "config keys runtime and image" docker "$out"
+out=$(PROCTOR_RUNTIME=docker "$PROCTOR" exec --runtime native --workspace "$WORK" --json -- true | json_field exec.create runtime)
+expect_eq "--runtime native wins over the environment" native "$out"
+"$PROCTOR" exec --runtime docker --mode local --image "$IMAGE" -- true 2>"$WORK/e"
+expect_match "--mode local with docker: refused" "cannot be combined with --mode local" "$(cat "$WORK/e")"
+
+# ---- events: order, runtime, lifecycle, stats ----
+dk --json -- sh -c 'echo hi; sleep 2.5' >"$WORK/ev"
+expect_eq "events in contract order" \
+        "exec.create exec.state exec.start exec.state exec.output exec.stats exec.state exec.exit exec.state exec.remove" \
+        "$(json_eval '" ".join(t for i, t in enumerate(e["type"] for e in ev) if not (t == "exec.stats" and ev[i-1]["type"] == "exec.stats"))' <"$WORK/ev")"
+expect_eq "exec.create names the runtime" docker "$(json_field exec.create runtime <"$WORK/ev")"
+expect_eq "the engine limits the container as a whole" "[]" "$(json_field exec.create limits_per_process <"$WORK/ev")"
+expect_eq "lifecycle states" '["created", "running", "exited", "removing"]' \
+        "$(json_eval '[e["state"] for e in of("exec.state")]' <"$WORK/ev")"
+expect_match "exec.start names the container" '^[0-9a-f]{64}$' "$(json_field exec.start container <"$WORK/ev")"
+expect_eq "stats arrive while it runs" true \
+        "$(json_eval 'len(of("exec.stats")) >= 1 and all(s["mem_bytes"] > 0 and s["pids"] >= 1 for s in of("exec.stats"))' <"$WORK/ev")"
+expect_eq "the container is removed" 0 "$(leftovers)"
+
+# ---- limits and exit reasons ----
+dk --json --memory 16M -- sh -c 'x=a; while :; do x=$x$x; done' >"$WORK/ev"
+expect_eq "memory limit: oom" oom "$(json_field exec.exit reason <"$WORK/ev")"
+t0=$(now_ms)
+dk --timeout 1 -- sleep 30 2>"$WORK/e"
+expect_eq "timeout: 124" 124 $?
+check "timeout: ended within 5 s" test $(($(now_ms) - t0)) -lt 5000
+expect_match "timeout: said" "timed out after 1.0 s" "$(cat "$WORK/e")"
+# A subshell meets the limit; the shell itself (which a failed fork would
+# end at once) goes on without forking for a moment.
+dk --json --pids 8 -- sh -c '(for i in $(seq 20); do sleep 2 & done); i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exit 1' >"$WORK/ev" 2>/dev/null
+expect_eq "pids limit: pids_limit" pids_limit "$(json_field exec.exit reason <"$WORK/ev")"
+out=$(dk --output-limit 100 -- sh -c 'i=0; while [ $i -lt 100 ]; do echo 0123456789; i=$((i+1)); done' 2>/dev/null | wc -c)
+expect_eq "output cap" 100 "$out"
+
+# ---- the walls ----
+out=$(dk -- sh -c 'wget -q -T 2 -O- http://127.0.0.1:1/ 2>&1 || echo wget-failed; nc -w 2 10.0.2.2 80 </dev/null 2>&1 || echo nc-failed; ip -o link 2>/dev/null | grep -vc " lo:"' 2>&1)
+expect_match "no network: wget fails" "wget-failed" "$out"
+expect_match "no network: nc fails" "nc-failed" "$out"
+out=$(dk -- sh -c 'touch /etc/x 2>&1; touch /bin/x 2>&1; echo t > /tmp/t && cat /tmp/t' 2>&1)
+expect_match "read-only root: /etc" "/etc/x: Read-only file system" "$out"
+expect_match "read-only root: /bin" "/bin/x: Read-only file system" "$out"
+expect_match "/tmp is writable" "^t$" "$out"
+out=$(dk -- sh -c 'id -u; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " "')
+expect_eq "not root, no capabilities, no new privileges, seccomp on" "$(id -u "$T_OWNER")
+CapEff: 0000000000000000
+NoNewPrivs: 1
+Seccomp: 2" "$out"
+dk -- sh -c 'echo from-container > /workspace/w'
+expect_eq "rw workspace: the host sees the write" from-container "$(cat "$WORK/w" 2>/dev/null)"
+out=$(dk --workspace-mode ro -- sh -c 'cat /workspace/w; echo x > /workspace/w2' 2>&1)
+expect_match "ro workspace: readable" "from-container" "$out"
+expect_match "ro workspace: not writable" "w2: Read-only file system" "$out"
+dk --workspace-mode overlay -- true 2>"$WORK/e"
+expect_eq "overlay workspace: refused" 125 $?
+expect_match "overlay: says why" "overlay is for native sandboxes" "$(cat "$WORK/e")"
+
+# ---- the engine over tcp (plain; TLS is not tested here) ----
+out=$(echo | DOCKER_HOST=tcp://127.0.0.1:$PORT dk -- sh -c 'echo over-tcp; exit 5')
+expect_eq "tcp: exit code" 5 $?
+expect_eq "tcp: output" over-tcp "$out"
+DOCKER_HOST=tcp://127.0.0.1:1 dk -- true 2>"$WORK/e"
+expect_eq "tcp: nobody listening: 125" 125 $?
+expect_match "tcp: nobody listening: said" "cannot reach the Docker engine at tcp://127.0.0.1:1" "$(cat "$WORK/e")"
+
+# ---- the engine over tcp with TLS (a second daemon; certificates made here) ----
+T=$D/tls
+if command -v openssl >/dev/null && mkdir -p "$T" && (
+        cd "$T" &&
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=proctor-test-ca &&
+                openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj /CN=127.0.0.1 &&
+                printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >srv.ext &&
+                openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out server-cert.pem -days 1 -extfile srv.ext &&
+                openssl req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=client &&
+                printf 'extendedKeyUsage=clientAuth\n' >cl.ext &&
+                openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out cert.pem -days 1 -extfile cl.ext
+) >/dev/null 2>&1; then
+        TPORT=$((PORT + 1))
+        dockerd --iptables=false --ip6tables=false --bridge=none --data-root "$D/tdata" \
+                --exec-root "$D/texec" -H "unix://$D/t.sock" -H "tcp://127.0.0.1:$TPORT" --tlsverify \
+                --tlscacert "$T/ca.pem" --tlscert "$T/server-cert.pem" --tlskey "$T/server-key.pem" \
+                --pidfile "$D/tpid" >"$D/tlog" 2>&1 &
+        at_exit 'kill $(cat '"$D"'/tpid)'
+        if wait_until 30 env DOCKER_HOST=unix://$D/t.sock docker version >/dev/null 2>&1; then
+                tar -C "$R" -c . | DOCKER_HOST=unix://$D/t.sock docker import - "$IMAGE" >/dev/null
+                tls() { DOCKER_HOST=tcp://127.0.0.1:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T "$@"; }
+                out=$(tls dk -- sh -c 'echo over-tls; exit 6')
+                expect_eq "tls: exit code" 6 $?
+                expect_eq "tls: output" over-tls "$out"
+                tls dk --json -- sh -c 'sleep 1.5' >"$WORK/ev"
+                expect_eq "tls: stats and a clean end" "true exited" \
+                        "$(json_eval '"%s %s" % (str(len(of("exec.stats")) > 0).lower(), of("exec.exit")[0]["reason"])' <"$WORK/ev")"
+                DOCKER_HOST=tcp://127.0.0.1:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$WORK dk -- true 2>"$WORK/e"
+                expect_match "tls: no client certificate: said" "DOCKER_CERT_PATH's ca.pem, cert.pem and key.pem" "$(cat "$WORK/e")"
+                DOCKER_HOST=tcp://127.0.0.1:$TPORT dk -- true 2>"$WORK/e"
+                expect_match "tls: plain tcp to a TLS engine: said" "does it want TLS: DOCKER_TLS_VERIFY=1" "$(cat "$WORK/e")"
+                cat >"$WORK/py.jsonl" <<'S'
+{"content": "Python.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print(1)"}}]}
+{"content": "Done."}
+S
+                tls "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" \
+                        --model "script:$WORK/py.jsonl" --json go >"$WORK/ev" 2>/dev/null
+                expect_match "tls: a call that needs stdin is refused, said" "over TLS .*carries no stdin" \
+                        "$(json_field tool.result output <"$WORK/ev")"
+        else
+                echo "t_docker: the TLS daemon did not start; TLS not tested: $(tail -2 "$D/tlog")"
+        fi
+        kill "$(cat "$D/tpid")" 2>/dev/null
+        wait_until 10 test ! -e "$D/tpid"
+else
+        echo "t_docker: no openssl: TLS not tested"
+fi
+
+# ---- errors that name the fix ----
+dk --image proctor-test:missing -- true 2>"$WORK/e"
+expect_eq "image not found: 125" 125 $?
+expect_match "image not found: docker pull" "docker pull proctor-test:missing" "$(cat "$WORK/e")"
+DOCKER_HOST=unix://$WORK/none.sock dk -- true 2>"$WORK/e"
+expect_eq "no socket: 125" 125 $?
+expect_match "no socket: is the daemon running" "is the docker daemon running\\? DOCKER_HOST=unix://$WORK/none.sock" "$(cat "$WORK/e")"
+"$PROCTOR" exec --runtime docker -- true 2>"$WORK/e"
+expect_match "no --image: said" "needs --image REF" "$(cat "$WORK/e")"
+"$PROCTOR" exec --runtime podman -- true 2>"$WORK/e"
+expect_match "unknown runtime: said" "unknown runtime 'podman'" "$(cat "$WORK/e")"
+chgrp root "$D/docker.sock" && chmod 0660 "$D/docker.sock"
+perm_socket_check "$D/docker.sock" setpriv --reuid=proctor-test --regid=proctor-test --clear-groups \
+        env HOME=/home/proctor-test
+
+# ---- labels, and the sweep after a SIGKILLed proctor ----
+"$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 60 &
+p=$!
+track_pid $p
+wait_until 10 test "$(leftovers)" -eq 1
+wait_until 10 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+cid=$(docker ps -q --filter label=proctor.pid="$p")
+expect_match "labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
+expect_match "labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
+{ kill -9 $p; wait $p; } 2>/dev/null
+expect_eq "SIGKILLed proctor leaves its container" 1 "$(leftovers)"
+dk -- true
+check "the next start sweeps it" wait_until 10 test "$(leftovers)" -eq 0
+
+# ---- a session: run's tools in containers, stdin to the command ----
+cat >"$WORK/s.jsonl" <<'S'
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo in-container; cat /proc/1/cgroup | head -1; exit 3"}}, {"name": "run_python_code", "arguments": {"code": "print('via stdin')"}}]}
+{"content": "Done."}
+S
+"$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --model "script:$WORK/s.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+expect_eq "run: ends completed" completed "$(json_field session.end status <"$WORK/ev")"
+expect_eq "run: two containers" '["docker", "docker"]' "$(json_eval '[e["runtime"] for e in of("exec.create")]' <"$WORK/ev")"
+expect_match "run: the bash tool ran in the container" "in-container" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+expect_match "run: the bash tool's exit code" '"exit_code": 3' "$(json_eval 'of("tool.result")' <"$WORK/ev")"
+expect_match "run: stdin reached the container" "stdin:.*via stdin" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+expect_eq "run: nothing left" 0 "$(leftovers)"
+
+# ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC) ----
+cat >"$WORK/mcp.sh" <<'S'
+while read -r line; do
+        id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+        case "$line" in
+        *'"initialize"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+        *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hello","description":"says hello","inputSchema":{"type":"object"}}]}}' ;;
+        *'"tools/call"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"hello from '$(hostname)'"}]}}' ;;
+        esac
+done
+S
+echo '{"mcpServers": {"sh": {"command": "sh", "args": ["/workspace/mcp.sh"]}}}' >"$WORK/mcp.json"
+cat >"$WORK/m.jsonl" <<'S'
+{"content": "Asking.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
+{"content": "Done."}
+S
+give_away "$WORK/mcp.sh"
+"$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" \
+        --model "script:$WORK/m.jsonl" --json go >"$WORK/ev" 2>/dev/null
+expect_eq "mcp: the server is ready" ready "$(json_eval '[e["state"] for e in of("mcp.server")][-1]' <"$WORK/ev")"
+expect_match "mcp: its tool answered from a container" '"hello from [0-9a-f]{12}"' \
+        "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+out=$("$PROCTOR" mcp list --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" 2>&1)
+expect_match "mcp list: the server in a container, its tool" "hello" "$out"
+expect_eq "mcp: nothing left" 0 "$(leftovers)"
+
+# ---- the supervisor: the badge, and k kills a container ----
+. "$(dirname "$0")/tmux.sh"
+cat >"$WORK/k.jsonl" <<'S'
+{"content": "Waiting.", "tool_calls": [{"name": "bash", "arguments": {"command": "i=0; while :; do i=$((i+1)); echo $i > /workspace/count; usleep 50000; done"}}]}
+{"content": "Killed, fine."}
+S
+start k 160x40 "DOCKER_HOST=$DOCKER_HOST $PROCTOR --runtime docker --image $IMAGE --model script:$WORK/k.jsonl"
+expect_screen k "Where should this session's tools run" "setup"
+expect_screen k "DOCKER" "the header names the runtime"
+$T send-keys -t k go Enter
+expect_screen k "#1 running" "the container runs" 15
+check "its container exists" wait_until 5 test "$(leftovers)" -eq 1
+$T send-keys -t k Tab Tab Home
+count() { cat "$WORK/count" 2>/dev/null; }
+wait_until 10 test -n "$(count)"
+$T send-keys -t k p
+expect_screen k "#1 paused" "p pauses the container"
+sleep 0.5
+before=$(count)
+sleep 1
+expect_eq "paused: the counter stands still" "$before" "$(count)"
+expect_eq "paused: the engine says so" paused "$(docker inspect -f '{{.State.Status}}' "$(docker ps -aq --filter label=proctor.pid)" 2>/dev/null)"
+$T send-keys -t k p
+expect_screen k "#1 resumed" "p again resumes it"
+sleep 1
+check "resumed: the counter goes on" test "$(count)" -gt "$before"
+$T send-keys -t k p
+expect_screen k "#1 paused" "paused again"
+$T send-keys -t k k
+sleep 0.3
+$T send-keys -t k y
+expect_screen k "#1 killed" "k kills it, paused as it was" 10
+expect_screen k "Killed, fine" "the session goes on" 10
+check "its container is removed" wait_until 10 test "$(leftovers)" -eq 0
+$T send-keys -t k q
+expect_screen k "EXITED 0" "quit"
+
+finish

@@ -1,0 +1,289 @@
+/* Unit tests for the Docker Engine API's pure parts (exec/docker_api):
+ * DOCKER_HOST parsing with TLS files, the create body's HostConfig, the
+ * attach frame demuxer split at every offset, stats JSON folded into
+ * exec_stats, inspect answers and the engine's error text. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "exec/docker_api.h"
+
+static void test_endpoint(void **state)
+{
+        struct docker_endpoint ep;
+        char err[256];
+
+        assert_int_equal(docker_endpoint_parse(NULL, NULL, NULL, "/h", &ep, err, sizeof(err)), 0);
+        assert_string_equal(ep.unix_path, "/var/run/docker.sock");
+        assert_string_equal(ep.base_url, "http://docker/v1.41");
+        assert_int_equal(
+            docker_endpoint_parse("unix:///tmp/d.sock", NULL, NULL, "/h", &ep, err, sizeof(err)),
+            0);
+        assert_string_equal(ep.unix_path, "/tmp/d.sock");
+        assert_int_equal(docker_endpoint_parse("tcp://10.0.0.5:2376", "1", NULL, "/home/u", &ep,
+                                               err, sizeof(err)),
+                         0);
+        assert_true(ep.tls);
+        assert_string_equal(ep.base_url, "https://10.0.0.5:2376/v1.41");
+        assert_string_equal(ep.ca, "/home/u/.docker/ca.pem");
+        assert_string_equal(ep.cert, "/home/u/.docker/cert.pem");
+        assert_string_equal(ep.key, "/home/u/.docker/key.pem");
+        assert_int_equal(
+            docker_endpoint_parse("tcp://build:2375", "", "/c", "/h", &ep, err, sizeof(err)), 0);
+        assert_false(ep.tls);
+        assert_string_equal(ep.base_url, "http://build:2375/v1.41");
+        assert_int_equal(
+            docker_endpoint_parse("tcp://h:1", "1", "/certs", "/h", &ep, err, sizeof(err)), 0);
+        assert_string_equal(ep.key, "/certs/key.pem");
+        /* Refused, with the shape expected. */
+        assert_int_equal(docker_endpoint_parse("ssh://h", NULL, NULL, "/h", &ep, err, sizeof(err)),
+                         -EINVAL);
+        assert_non_null(strstr(err, "expected unix:///PATH or tcp://HOST:PORT"));
+        assert_int_equal(
+            docker_endpoint_parse("tcp://h:99999", NULL, NULL, "/h", &ep, err, sizeof(err)),
+            -EINVAL);
+        assert_int_equal(
+            docker_endpoint_parse("tcp://u@h:1", NULL, NULL, "/h", &ep, err, sizeof(err)), -EINVAL);
+        assert_int_equal(
+            docker_endpoint_parse("unix://rel.sock", NULL, NULL, "/h", &ep, err, sizeof(err)),
+            -EINVAL);
+}
+
+static void test_create_body(void **state)
+{
+        char *argv[] = {"sh", "-c", "echo hi", NULL};
+        char *env[] = {"A=1", NULL};
+        struct docker_create c = {
+            .image = "busybox:1",
+            .argv = argv,
+            .env = env,
+            .workspace = "/home/u/ws",
+            .workspace_ro = true,
+            .user = "1000:1000",
+            .stdin_open = true,
+            .limits = {.memory_bytes = 64u << 20, .pids = 32, .tmpfs_bytes = 8u << 20},
+            .session = "s1",
+            .host_name = "box",
+            .exec_id = 7,
+            .pid = 4242,
+        };
+        char *s = docker_create_body(&c);
+        json_t *o = json_loads(s, 0, NULL), *hc;
+
+        assert_non_null(o);
+        assert_string_equal(json_string_value(json_object_get(o, "Image")), "busybox:1");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(o, "Cmd"), 2)),
+                            "echo hi");
+        assert_int_equal(json_array_size(json_object_get(o, "Entrypoint")), 0);
+        assert_string_equal(json_string_value(json_object_get(o, "User")), "1000:1000");
+        assert_string_equal(json_string_value(json_object_get(o, "WorkingDir")), "/workspace");
+        assert_true(json_is_true(json_object_get(o, "OpenStdin")));
+        assert_true(json_is_true(json_object_get(o, "StdinOnce")));
+        assert_true(json_is_false(json_object_get(o, "Tty")));
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(o, "Labels"), "proctor.pid")),
+            "4242");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(o, "Labels"), "proctor.exec")), "7");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(o, "Labels"), "proctor.session")),
+            "s1");
+        hc = json_object_get(o, "HostConfig");
+        assert_int_equal(json_integer_value(json_object_get(hc, "Memory")), 64 << 20);
+        assert_int_equal(json_integer_value(json_object_get(hc, "MemorySwap")), 64 << 20);
+        assert_int_equal(json_integer_value(json_object_get(hc, "NanoCpus")), 1000000000);
+        assert_int_equal(json_integer_value(json_object_get(hc, "PidsLimit")), 32);
+        assert_string_equal(json_string_value(json_object_get(hc, "NetworkMode")), "none");
+        assert_true(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
+        assert_true(json_is_true(json_object_get(hc, "Init")));
+        assert_string_equal(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)),
+                            "ALL");
+        assert_string_equal(
+            json_string_value(json_array_get(json_object_get(hc, "SecurityOpt"), 0)),
+            "no-new-privileges");
+        assert_string_equal(json_string_value(json_array_get(json_object_get(hc, "Binds"), 0)),
+                            "/home/u/ws:/workspace:ro");
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(hc, "Tmpfs"), "/tmp")),
+            "rw,nosuid,nodev,mode=1777,size=8388608");
+        json_decref(o);
+        free(s);
+
+        /* No workspace, no limits: nothing mounted, no Memory, cwd /. */
+        c.workspace = NULL;
+        c.stdin_open = false;
+        memset(&c.limits, 0, sizeof(c.limits));
+        s = docker_create_body(&c);
+        o = json_loads(s, 0, NULL);
+        hc = json_object_get(o, "HostConfig");
+        assert_null(json_object_get(hc, "Binds"));
+        assert_null(json_object_get(hc, "Memory"));
+        assert_null(json_object_get(hc, "PidsLimit"));
+        assert_string_equal(json_string_value(json_object_get(o, "WorkingDir")), "/");
+        assert_true(json_is_false(json_object_get(o, "OpenStdin")));
+        json_decref(o);
+        free(s);
+}
+
+struct got {
+        char out[256], err[256];
+        size_t nout, nerr;
+};
+
+static void on_frame(void *ud, enum exec_stream s, const char *buf, size_t n)
+{
+        struct got *g = ud;
+
+        if (s == EXEC_STDOUT) {
+                memcpy(g->out + g->nout, buf, n);
+                g->nout += n;
+        } else {
+                memcpy(g->err + g->nerr, buf, n);
+                g->nerr += n;
+        }
+}
+
+static size_t frame(char *p, int stream, const char *payload)
+{
+        size_t n = strlen(payload);
+
+        p[0] = (char)stream;
+        p[1] = p[2] = p[3] = 0;
+        p[4] = (char)(n >> 24);
+        p[5] = (char)(n >> 16);
+        p[6] = (char)(n >> 8);
+        p[7] = (char)n;
+        memcpy(p + 8, payload, n);
+        return 8 + n;
+}
+
+static void test_demux_every_split(void **state)
+{
+        char buf[256];
+        size_t n = 0, cut, cut2;
+
+        n += frame(buf + n, 1, "hello ");
+        n += frame(buf + n, 2, "oops\n");
+        n += frame(buf + n, 1, "");
+        n += frame(buf + n, 1, "world\n");
+        n += frame(buf + n, 3, "engine says no");
+        for (cut = 0; cut <= n; cut++) {
+                for (cut2 = cut; cut2 <= n; cut2 += 3) {
+                        struct docker_demux d = {0};
+                        struct got g = {0};
+                        assert_int_equal(docker_demux_feed(&d, buf, cut, on_frame, &g), 0);
+                        assert_int_equal(docker_demux_feed(&d, buf + cut, cut2 - cut, on_frame, &g),
+                                         0);
+                        assert_int_equal(docker_demux_feed(&d, buf + cut2, n - cut2, on_frame, &g),
+                                         0);
+                        assert_int_equal(g.nout, 12);
+                        assert_memory_equal(g.out, "hello world\n", 12);
+                        assert_int_equal(g.nerr, 19);
+                        assert_memory_equal(g.err, "oops\nengine says no", 19);
+                }
+        }
+}
+
+static void test_demux_bad_header(void **state)
+{
+        struct docker_demux d = {0};
+        struct got g = {0};
+        char buf[64];
+        size_t n = frame(buf, 1, "ok");
+
+        /* A tty stream (raw bytes) or garbage: refused, nothing invented. */
+        memcpy(buf + n, "HTTP/1.1 200", 12);
+        assert_int_equal(docker_demux_feed(&d, buf, n + 12, on_frame, &g), -EPROTO);
+        assert_int_equal(g.nout, 2);
+        assert_int_equal(docker_demux_feed(&d, buf, n, on_frame, &g), -EPROTO);
+        assert_int_equal(g.nout, 2);
+        /* A length past what came: only what came is delivered. */
+        struct docker_demux d2 = {0};
+        struct got g2 = {0};
+        memcpy(buf,
+               "\x01\x00\x00\x00\x7f\xff\xff\xff"
+               "abc",
+               11);
+        assert_int_equal(docker_demux_feed(&d2, buf, 11, on_frame, &g2), 0);
+        assert_int_equal(g2.nout, 3);
+}
+
+static void test_stats(void **state)
+{
+        static const char v1[] =
+            "{\"read\":\"2024-01-01T00:00:01Z\",\"pids_stats\":{\"current\":5,\"limit\":128},"
+            "\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":2500000000}},"
+            "\"memory_stats\":{\"usage\":10485760,\"max_usage\":20971520,"
+            "\"stats\":{\"total_inactive_file\":1048576}}}";
+        static const char v2[] =
+            "{\"pids_stats\":{\"current\":2},\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":"
+            "3000000000}},\"memory_stats\":{\"usage\":4194304,\"stats\":{\"inactive_file\":"
+            "8388608}}}";
+        struct docker_stats_sample a, b;
+        struct exec_stats st = {0};
+
+        assert_int_equal(docker_stats_parse(v1, sizeof(v1) - 1, &a), 0);
+        assert_int_equal(a.cpu_ns, 2500000000u);
+        assert_int_equal(a.mem_bytes, 9437184);
+        assert_int_equal(a.mem_max, 20971520);
+        assert_int_equal(a.pids, 5);
+        docker_stats_fold(NULL, &a, 0, &st);
+        assert_int_equal(st.cpu_ms, 2500);
+        assert_int_equal(st.mem_bytes, 9437184);
+        assert_int_equal(st.mem_peak_bytes, 20971520);
+        assert_int_equal(st.pids, 5);
+        assert_true(st.cpu_pct == 0.0);
+        /* v2: no max_usage; inactive_file larger than usage is not subtracted. */
+        assert_int_equal(docker_stats_parse(v2, sizeof(v2) - 1, &b), 0);
+        assert_int_equal(b.mem_bytes, 4194304);
+        assert_int_equal(b.mem_max, 0);
+        /* 0.5 s of CPU in 1 s: 50 %; the peak stays the highest seen. */
+        docker_stats_fold(&a, &b, 1000000, &st);
+        assert_true(st.cpu_pct > 49.9 && st.cpu_pct < 50.1);
+        assert_int_equal(st.mem_peak_bytes, 20971520);
+        assert_int_equal(st.pids, 2);
+        assert_int_equal(docker_stats_parse("[]", 2, &b), -EINVAL);
+        assert_int_equal(docker_stats_parse("{\"x\":1}", 7, &b), -EINVAL);
+        assert_int_equal(docker_stats_parse("{", 1, &b), -EINVAL);
+}
+
+static void test_inspect_and_errors(void **state)
+{
+        static const char j[] =
+            "{\"Id\":\"ab\",\"State\":{\"Status\":\"exited\",\"ExitCode\":137,\"OOMKilled\":true,"
+            "\"Pid\":0}}";
+        struct docker_inspect in;
+        char msg[64];
+
+        assert_int_equal(docker_inspect_parse(j, sizeof(j) - 1, &in), 0);
+        assert_int_equal(in.exit_code, 137);
+        assert_true(in.oom_killed);
+        assert_string_equal(in.status, "exited");
+        assert_int_equal(docker_inspect_parse("{}", 2, &in), -EINVAL);
+        static const char e[] = "{\"message\":\"No such image: x\\n\\u001b[31m\"}";
+        docker_error_text(e, sizeof(e) - 1, msg, sizeof(msg));
+        assert_string_equal(msg, "No such image: x [31m");
+        docker_error_text("plain text\r\n", 12, msg, sizeof(msg));
+        assert_string_equal(msg, "plain text");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_endpoint),
+            cmocka_unit_test(test_create_body),
+            cmocka_unit_test(test_demux_every_split),
+            cmocka_unit_test(test_demux_bad_header),
+            cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_inspect_and_errors),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -17,6 +17,19 @@
 #include "exec/env.h"
 #include "tui/tui.h"
 
+#ifdef __SANITIZE_ADDRESS__
+/* A sanitizer build's file tools run inside sandboxes, where the leak
+ * checker cannot stop the world (its tracer needs ptrace and getdents,
+ * which the seccomp policy refuses) and would turn every result into its
+ * fatal error: it stays off there; the unit tests check the tools' leaks. */
+static bool in_tool;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+        return in_tool;
+}
+#endif
+
 static void print_help(void)
 {
         printf("proctor %s: watch and steer an LLM agent while it works\n\n"
@@ -86,8 +99,12 @@ static int dispatch(int argc, char **argv)
                 return tui_replay_main(argc - 1, argv + 1);
         }
         /* used inside sandboxes to run the file tools */
-        if (strcmp(cmd, "tool") == 0)
+        if (strcmp(cmd, "tool") == 0) {
+#ifdef __SANITIZE_ADDRESS__
+                in_tool = true;
+#endif
                 return tools_main(argc - 1, argv + 1);
+        }
         if (cmd[0] == '-')
                 fprintf(stderr, "proctor: unknown option '%s' (try 'proctor --help')\n", cmd);
         else

@@ -25,6 +25,7 @@
 
 #include "exec/docker_api.h"
 #include "exec/http.h"
+#include "exec/selfrun.h"
 
 #define ATTACH_HEAD_MAX 4096
 #define END_GRACE_MS    500 /* output still due once the wait answered */
@@ -35,7 +36,8 @@ struct docker_rt {
         struct docker_endpoint ep;
         char *image, *session;
         char host_name[256];
-        unsigned pending; /* requests of its own (the sweep) in flight */
+        struct selfrun self; /* proctor's binary and libraries, for the file tools */
+        unsigned pending;    /* requests of its own (the sweep) in flight */
         bool freeing;
 };
 
@@ -979,6 +981,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
 {
         struct docker_rt *rt = state;
         struct dk_exec *x;
+        const char *self_argv[64];
         char user[48];
         char *body;
 
@@ -1014,7 +1017,9 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         pick_user(req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace, user, sizeof(user));
         struct docker_create dc = {
             .image = rt->image,
-            .argv = req->argv,
+            .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
+            .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
+                                                                                         : NULL,
             .env = req->env_extra,
             .workspace = req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace,
             .workspace_ro = req->ws_mode == EXEC_WS_RO,
@@ -1226,6 +1231,8 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                                    getenv("HOME"), &rt->ep, err, errlen);
         if (rc == 0 && rt->ep.unix_path[0] != '\0')
                 rc = check_socket(&rt->ep, err, errlen);
+        if (rc == 0)
+                rc = selfrun_probe(&rt->self, err, errlen);
         if (rc < 0) {
                 free(rt);
                 return rc;

@@ -83,7 +83,7 @@ static json_t *strv_json(char *const *v)
 static json_t *host_config(const struct docker_create *c)
 {
         const struct exec_limits *l = &c->limits;
-        json_t *hc = json_object(), *tmpfs = json_object();
+        json_t *hc = json_object(), *tmpfs = json_object(), *binds = json_array();
         char opt[96], bind[PATH_MAX + 32];
 
         if (l->memory_bytes > 0) {
@@ -108,8 +108,22 @@ static json_t *host_config(const struct docker_create *c)
         if (c->workspace != NULL) {
                 snprintf(bind, sizeof(bind), "%s:/workspace:%s", c->workspace,
                          c->workspace_ro ? "ro" : "rw");
-                json_object_set_new(hc, "Binds", json_pack("[s]", bind));
+                json_array_append_new(binds, json_string(bind));
         }
+        /* The engine must see this machine's paths, as for the workspace. */
+        if (c->self != NULL) {
+                snprintf(bind, sizeof(bind), "%s:" EXEC_SANDBOX_SELF ":ro", c->self->exe);
+                json_array_append_new(binds, json_string(bind));
+                for (unsigned i = 0; i < c->self->ndirs; i++) {
+                        snprintf(bind, sizeof(bind), "%s:%s:ro", c->self->dirs[i],
+                                 c->self->mounts[i]);
+                        json_array_append_new(binds, json_string(bind));
+                }
+        }
+        if (json_array_size(binds) > 0)
+                json_object_set_new(hc, "Binds", binds);
+        else
+                json_decref(binds);
         json_object_set_new(hc, "CapDrop", json_pack("[s]", "ALL"));
         /* The engine's default seccomp profile stays on (it is not named:
          * naming "unconfined" is the only way to drop it). */

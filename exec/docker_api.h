@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "exec/exec.h"
+#include "exec/selfrun.h"
 
 /* The API version every request names: both Docker 20.10+ and Podman's
  * compatible service speak it. */
@@ -46,6 +47,9 @@ struct docker_create {
         const char *session, *host_name;
         uint64_t exec_id;
         int pid; /* proctor's, for the sweep */
+        /* The command is proctor itself (a file tool): its binary and
+         * libraries bound read-only (see exec/selfrun); or NULL. */
+        const struct selfrun *self;
 };
 
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */

@@ -34,6 +34,7 @@
 
 #include "exec/env.h"
 #include "exec/seccomp.h"
+#include "exec/selfrun.h"
 
 extern char **environ;
 
@@ -100,6 +101,10 @@ struct sandbox_host {
         unsigned long dev_keep;  /* locked flags of the host's /dev */
         char self_exe[PATH_MAX]; /* proctor's own binary, for `proctor tool` */
         unsigned long self_keep;
+        /* In an image's root: the directories of proctor's own libraries,
+         * mounted under /.proctor/lib, and its loader (exec/selfrun). */
+        struct selfrun self_run;
+        unsigned long self_run_keep[SELFRUN_MAX_DIRS];
 };
 
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
@@ -276,6 +281,14 @@ int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *er
         }
         if (rc == 0 && root != NULL)
                 rc = image_add_top(h, root);
+        if (rc == 0 && root != NULL) {
+                if ((rc = selfrun_probe(&h->self_run, err, errlen)) < 0) {
+                        sandbox_host_free(h);
+                        return rc;
+                }
+                for (i = 0; i < h->self_run.ndirs; i++)
+                        h->self_run_keep[i] = sandbox_locked_flags(h->self_run.dirs[i]);
+        }
         if (rc == 0 && root == NULL && stat("/usr/local", &st) == 0) {
                 struct stat usr;
                 if (stat("/usr", &usr) == 0 && usr.st_dev != st.st_dev)
@@ -611,6 +624,13 @@ static void build_base(const struct sandbox_plan *p, int self)
                   NULL) != 0)
                 setup_fail(p, SANDBOX_SELF);
         close(self);
+        /* and, in an image's root, the libraries it needs, which the image
+         * need not have: read-only, out of every search path but its own */
+        if (h->self_run.ndirs > 0 && mkdir(SELFRUN_LIB + 1, 0755) != 0)
+                setup_fail(p, SELFRUN_LIB);
+        for (i = 0; i < h->self_run.ndirs; i++)
+                bind_ro(p, h->self_run.dirs[i], -1, h->self_run.mounts[i] + 1, h->self_run_keep[i],
+                        true);
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
                 setup_fail(p, "mount /proc");
         bound_kernel_counters(p);
@@ -755,6 +775,8 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                                                   const struct sandbox_request *r)
 {
         const char *cwd = p->isolate ? (r->ws_path == NULL ? "/tmp" : "/workspace") : r->ws_path;
+        const char *self_argv[64];
+        char *const *argv;
         int e;
 
         /* Before the dup2s: the workspace's descriptor may be 0, 1 or 2. */
@@ -793,7 +815,8 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
         /* execvpe searches the caller's PATH (getenv), and this process's
          * own environment was blanked: the command's is the one to search. */
         environ = (char **)r->envp;
-        execvpe(r->argv[0], r->argv, r->envp);
+        argv = p->isolate ? selfrun_argv(&p->host->self_run, r->argv, self_argv, 64) : r->argv;
+        execvpe(argv[0], argv, r->envp);
 fail:
         e = errno;
         send_msg(p->status_fd, SANDBOX_MSG_NOEXEC, e, 0, r->argv[0]);

@@ -254,6 +254,26 @@ expect_match "run: the bash tool's exit code" '"exit_code": 3' "$(json_eval 'of(
 expect_match "run: stdin reached the container" "stdin:.*via stdin" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
 expect_eq "run: nothing left" 0 "$(leftovers)"
 
+# ---- the file tools in a container: proctor's binary and libraries, read-only ----
+cat >"$WORK/f.jsonl" <<'S'
+{"content": "Writing.", "tool_calls": [{"name": "write", "arguments": {"path": "ft.txt", "content": "from a file tool\n"}}]}
+{"content": "Editing.", "tool_calls": [{"name": "edit", "arguments": {"path": "ft.txt", "old_str": "a file", "new_str": "the edit"}}]}
+{"content": "Reading.", "tool_calls": [{"name": "read", "arguments": {"path": "ft.txt"}}]}
+{"content": "Overwriting.", "tool_calls": [{"name": "write", "arguments": {"path": "/.proctor/proctor", "content": "x"}}]}
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls /usr/lib /.proctor 2>&1"}}]}
+{"content": "Done."}
+S
+"$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --model "script:$WORK/f.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+expect_eq "file tools: five containers" '["docker", "docker", "docker", "docker", "docker"]' "$(json_eval '[e["runtime"] for e in of("exec.create")]' <"$WORK/ev")"
+expect_eq "file tools: they work, proctor's binary cannot be overwritten" '[true, true, true, false, false]' "$(json_eval '[r["ok"] for r in of("tool.result")]' <"$WORK/ev")"
+expect_eq "file tools: the edited file on the host" "from the edit tool" "$(cat "$WORK/ft.txt")"
+expect_match "file tools: read shows it" "from the edit tool" "$(json_eval '[r["output"] for r in of("tool.result")][2]' <"$WORK/ev")"
+expect_match "file tools: proctor's binary cannot be written" "cannot write /.proctor/proctor: (Permission denied|Read-only file system)" "$(json_eval '[r["output"] for r in of("tool.result")][3]' <"$WORK/ev")"
+out=$(json_eval '[r["output"] for r in of("tool.result")][4]' <"$WORK/ev")
+expect_match "file tools: the image gains no /usr/lib" "/usr/lib: No such file" "$out"
+expect_match "file tools: a command's container has no proctor in it" "/.proctor: No such file" "$out"
+expect_eq "file tools: nothing left" 0 "$(leftovers)"
+
 # ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC) ----
 cat >"$WORK/mcp.sh" <<'S'
 while read -r line; do

@@ -127,6 +127,23 @@ expect_match "run: the bash tool sees the image's files" "from the image" "$out"
 expect_match "run: and the image's Env" "from-image" "$out"
 expect_match "session.start shows the image" '"user": "1000:1000"' "$(json_field session.start image <"$WORK/ev")"
 
+# ---- the file tools in the image: proctor's libraries come with it, read-only ----
+cat >"$WORK/f.jsonl" <<'S'
+{"content": "Writing.", "tool_calls": [{"name": "write", "arguments": {"path": "ft.txt", "content": "from a file tool\n"}}]}
+{"content": "Editing.", "tool_calls": [{"name": "edit", "arguments": {"path": "ft.txt", "old_str": "a file", "new_str": "the edit"}}]}
+{"content": "Reading.", "tool_calls": [{"name": "read", "arguments": {"path": "ft.txt"}}]}
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls /usr/lib 2>&1; echo x > /.proctor/lib/0/x 2>&1; cat /.proctor/lib/*/libc.so.6 >/dev/null && echo libc-there"}}]}
+{"content": "Done."}
+S
+"$PROCTOR" run --mode sandbox --workspace "$WORK" --image "$IMG/base.tar" --model "script:$WORK/f.jsonl" --json go >"$WORK/ev" 2>/dev/null
+expect_eq "file tools in the image: all succeed" '[true, true, true, true]' "$(json_eval '[r["ok"] for r in of("tool.result")]' <"$WORK/ev")"
+expect_eq "file tools in the image: the edited file" "from the edit tool" "$(cat "$WORK/ft.txt")"
+expect_match "file tools in the image: read shows it" "from the edit tool" "$(json_eval '[r["output"] for r in of("tool.result")][2]' <"$WORK/ev")"
+out=$(json_eval '[r["output"] for r in of("tool.result")][3]' <"$WORK/ev")
+expect_match "file tools in the image: still no host /usr/lib" "No such file" "$out"
+expect_match "file tools in the image: proctor's libraries read-only" "lib/0/x: Read-only file system" "$out"
+expect_match "file tools in the image: proctor's libc there" "libc-there" "$out"
+
 # ---- a hostile layer: devices, fifos, setuid/setgid neutralized ----
 err=$(img "$IMG/hostile.tar" -- true 2>&1 >/dev/null)
 expect_match "devices left out, said" "3 device nodes or fifos left out" "$err"

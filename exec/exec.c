@@ -621,6 +621,10 @@ static void report_exit(struct exec *e)
         snprintf(r.error, sizeof(r.error), "%s", e->error);
         if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
+        /* A warm call's successor starts once its result is out, so that
+         * its interpreter's start never competes with the call. */
+        if (e->assigned && e->warm && !e->eng->freeing)
+                uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
         close_output(e, &e->out);
         close_output(e, &e->err);
         close_handle(e, (uv_handle_t *)&e->out_tick);
@@ -2054,8 +2058,10 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 child_assign(e, req, ws);
         if (req->warm && sandbox && req->ws != NULL) {
                 warm_remember(eng, req, uid, gid);
-                /* The first warm call of a session, or a changed request. */
-                if (eng->warm > 0 && !eng->freeing)
+                /* The first warm call of a session, or a changed request;
+                 * a warm call's own successor starts after its result
+                 * (report_exit). */
+                if (eng->warm > 0 && !eng->freeing && !e->warm)
                         uv_timer_start(&eng->refill, pool_refill, 0, 0);
         } else {
                 eng->want_iso = req->isolation;

@@ -1761,7 +1761,9 @@ static int child_request(struct exec *e, const struct exec_request *req,
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
                 r.fsize = quota_ws != NULL ? ws_quota_room(quota_ws) : UINT64_MAX;
                 if (sandbox) {
-                        r.cpu_ms = e->lim.cpu_ms;
+                        /* A warm sandbox gets its CPU rlimit at the call
+                         * (warm_cpu_rlimit), counted from there. */
+                        r.cpu_ms = clock ? e->lim.cpu_ms : 0;
                         r.as_bytes = mem ? 0 : e->lim.memory_bytes;
                         r.nproc = pids ? 0 : e->lim.pids;
                 }
@@ -1911,27 +1913,45 @@ static void warm_start(struct exec_engine *eng, struct exec *e)
         }
 }
 
-/* A warm sandbox for `req`, preferring one whose command already runs. */
+static uint64_t proc_cpu_ns(pid_t pid);
+
+/* A warm sandbox for `req` whose command already runs: one still starting
+ * is not taken, as its CPU rlimit can be set only once its command is
+ * there (warm_cpu_rlimit). */
 static struct exec *warm_take(struct exec_engine *eng, const struct exec_request *req, uint32_t uid,
                               uint32_t gid)
 {
         struct exec *e;
-        int pass;
 
         if (!req->warm || req->isolation != EXEC_SANDBOX || req->ws == NULL ||
             !warm_fits(&eng->ww, req, uid, gid))
                 return NULL;
-        for (pass = 0; pass < 2; pass++) {
-                for (e = eng->pool; e != NULL; e = e->pool_next) {
-                        if (e->warm && e->warm_gen == eng->ww.gen && !e->reaped &&
-                            !e->setup_failed && !e->have_status && !e->exit_reported &&
-                            (pass == 1 || e->started)) {
-                                pool_unlink(e);
-                                return e;
-                        }
+        for (e = eng->pool; e != NULL; e = e->pool_next) {
+                if (e->warm && e->warm_gen == eng->ww.gen && !e->reaped && !e->setup_failed &&
+                    !e->have_status && !e->exit_reported && e->started && e->cmd_pid > 0) {
+                        pool_unlink(e);
+                        return e;
                 }
         }
         return NULL;
+}
+
+/* The warm command's RLIMIT_CPU, set at the call before the code is handed
+ * over: the CPU time its interpreter's start took plus the call's limit,
+ * rounded up to the second as a cold call's is, so a warm call gets the
+ * allowance a cold one gets, counted from the call. The hard limit stays a
+ * second above (SIGXCPU first, then SIGKILL). 0 or -errno. */
+static int warm_cpu_rlimit(struct exec *e)
+{
+        uint64_t used_ns = proc_cpu_ns(e->cmd_pid), s;
+        struct rlimit rl;
+
+        if (e->lim.cpu_ms == 0)
+                return 0;
+        s = (used_ns + e->lim.cpu_ms * 1000000u + 999999999u) / 1000000000u;
+        rl.rlim_cur = s;
+        rl.rlim_max = s + 1;
+        return prlimit(e->cmd_pid, RLIMIT_CPU, &rl, NULL) == 0 ? 0 : -errno;
 }
 
 /* The CPU time the process has run, in ns (its schedstat: /proc/PID/stat
@@ -1967,8 +1987,11 @@ static void warm_assign(struct exec *e, const struct exec_request *req)
         e->cpu_base_ns = e->cg != NULL ? cs.cpu_ns : proc_cpu_ns(e->cmd_pid);
         e->out_bytes = 0;
         e->truncated = false;
-        if (e->lim.timeout_ms > 0 &&
-            (rc = sandbox_start_clock(e->ctl_fd, now_us() + e->lim.timeout_ms * 1000)) < 0)
+        if ((rc = warm_cpu_rlimit(e)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot set the CPU time limit: %s",
+                         strerror(-rc));
+        else if (e->lim.timeout_ms > 0 &&
+                 (rc = sandbox_start_clock(e->ctl_fd, now_us() + e->lim.timeout_ms * 1000)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot start the wall clock: %s",
                          strerror(-rc));
         if (e->started) {

@@ -114,6 +114,7 @@ static void idle(struct fixture *f, uint64_t ms)
 }
 
 static uint64_t timeout_ms = 20000;
+static uint64_t cpu_ms; /* 0: the default limit */
 
 /* Runs `code` as run_python_code does (warm: may take a warm sandbox), or,
  * with cold_c, as `python3 -c CODE` in a cold sandbox: the reference. */
@@ -127,6 +128,8 @@ static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c
         memset(r, 0, sizeof(*r));
         req.limits = exec_limits_default();
         req.limits.timeout_ms = timeout_ms;
+        if (cpu_ms > 0)
+                req.limits.cpu_ms = cpu_ms;
         req.argv = cold_c ? argv_c : exec_python_argv;
         if (!cold_c) {
                 req.stdin_data = code;
@@ -243,7 +246,8 @@ static void test_fresh_each_call(void **state)
 }
 
 /* The stub and the code run under the call's seccomp filter, rlimits, uid
- * and cgroup: the same as a cold sandbox's, and a denied call is denied. */
+ * and cgroup: the same as a cold sandbox's, and a denied call is denied.
+ * (RLIMIT_CPU counts from the call: see test_cpu_rlimit_from_call.) */
 static void test_same_policy(void **state)
 {
         static const char probe[] =
@@ -252,7 +256,7 @@ static void test_same_policy(void **state)
             "          if ':\\t' in l)\n"
             "print(st['Seccomp'].strip(), st['NoNewPrivs'].strip(), st['CapEff'].strip())\n"
             "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))\n"
-            "       if n.startswith('RLIMIT_')])\n"
+            "       if n.startswith('RLIMIT_') and n != 'RLIMIT_CPU'])\n"
             "print(open('/proc/self/cgroup').read().count('\\n') > 0, os.getuid(), os.getgid())\n";
         static const char denied[] = "import ctypes, os\n"
                                      "libc = ctypes.CDLL(None, use_errno=True)\n"
@@ -313,6 +317,34 @@ static void test_cpu_from_call(void **state)
         assert_true(r.res.cpu_ms < st.cpu_ms);
 }
 
+/* The CPU rlimit a warm call runs under counts from the call, as a cold
+ * call's counts from its start: what is left of it when the code starts is
+ * at least the call's limit (rounded up to the second, as a cold call's),
+ * not that minus what the interpreter's start took. And it holds. */
+static void test_cpu_rlimit_from_call(void **state)
+{
+        static const char probe[] = "import resource\n"
+                                    "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+                                    "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+                                    "left = soft - u.ru_utime - u.ru_stime\n"
+                                    "print(left >= 1.0, left <= 2.0, hard - soft)\n";
+        struct fixture *f = *state;
+        struct run cold, warm, r_spin;
+
+        cpu_ms = 1000;
+        prime(f);
+        run_warm(f, probe, &warm);
+        /* the premise: a cold call's start counts against its own limit */
+        run_code(f, probe, false, false, &cold);
+        run_warm(f, "while True: pass", &r_spin);
+        cpu_ms = 0;
+        assert_false(cold.warm);
+        assert_string_equal(cold.out, "False True 1\n");
+        assert_string_equal(warm.out, "True True 1\n");
+        assert_int_equal(r_spin.res.reason, EXEC_CPU_LIMIT);
+        assert_true(r_spin.res.wall_ms < 4000);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -321,6 +353,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_same_policy, setup, teardown),
             cmocka_unit_test_setup_teardown(test_clock_starts_at_call, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cpu_from_call, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cpu_rlimit_from_call, setup, teardown),
         };
         return cmocka_run_group_tests_name("warm", tests, NULL, NULL);
 }

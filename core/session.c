@@ -102,10 +102,14 @@ static uint64_t host_mem_total(void)
         return (uint64_t)kib * 1024;
 }
 
+/* At most this many warm sandboxes wait at once; how many do follows the
+ * calls (exec_warm_policy_next), within the session's bounds. */
+#define SESSION_WARM_MAX 3
+
 int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 struct session **out, char *err, size_t errlen)
 {
-        struct exec_engine_opts eo = {.prewarm = 1, .warm = 1};
+        struct exec_engine_opts eo = {.prewarm = 1, .warm = SESSION_WARM_MAX};
         struct session *s = calloc(1, sizeof(*s));
         int rc;
 
@@ -347,6 +351,8 @@ static int start(struct session *s)
         s->dx.cache = s->cache;
         s->dx.max_parallel = s->opts.max_parallel;
         s->dx.memory_budget = s->opts.memory_budget;
+        /* Waiting warm sandboxes count against the session's bounds. */
+        exec_engine_set_warm_room(s->eng, dispatch_warm_room, &s->dx);
         make_system_prompt(s);
         ac.provider = s->provider;
         ac.bus = s->bus;

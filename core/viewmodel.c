@@ -1013,6 +1013,7 @@ static unsigned on_exec_create(struct viewmodel *vm, const json_t *ev, uint64_t 
                                      .gen = vm->gen + 1};
         e->call_id = str_dup(get_str(ev, "call_id", NULL));
         e->label = str_dup(get_str(ev, "label", NULL));
+        e->image = str_dup(get_str(ev, "image", NULL));
         get_bool(ev, "warm", &e->warm);
         e->sandbox = iso != NULL && strcmp(iso, "sandbox") == 0;
         get_limits(ev, &e->limits);
@@ -1288,6 +1289,7 @@ static void vm_clear(struct viewmodel *vm)
         for (i = 0; i < vm->nexecs; i++) {
                 str_free(vm->execs[i].call_id);
                 str_free(vm->execs[i].label);
+                str_free(vm->execs[i].image);
                 str_free(vm->execs[i].error);
                 free(vm->execs[i].hist__);
         }

@@ -142,6 +142,7 @@ struct viewmodel_exec {
         char *call_id; /* "" outside a session */
         char *label;   /* exec.create's label ("mcp server NAME"), "" for none */
         bool warm;     /* it took a sandbox started ahead (exec.create's warm) */
+        char *image;   /* exec.create's image (the --image REF of its root), "" for the host's */
         long call;     /* index of that call, -1 when unknown */
         bool sandbox;  /* isolation: sandbox, else none */
         struct viewmodel_limits limits;

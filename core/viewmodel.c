@@ -47,6 +47,8 @@ struct viewmodel {
         struct vm_set running; /* calls */
         struct vm_set live;    /* executions */
         long open_entry;       /* the streaming assistant entry, or -1 */
+        struct viewmodel_warm warm[VM_WARM_MAX];
+        size_t nwarm;
         uint64_t gen, last_t;
         unsigned dirty;
         bool readonly;
@@ -591,6 +593,7 @@ static unsigned on_session_end(struct viewmodel *vm, const json_t *ev, uint64_t 
         int64_t turns;
         uint64_t n;
 
+        vm->nwarm = 0; /* the pool ends with the session */
         if (s->state != VM_IDLE && s->state != VM_RUNNING)
                 return 0;
         s->state = st < 0 ? VM_COMPLETED : (enum vm_session_state)st;
@@ -1194,6 +1197,34 @@ static unsigned on_exec_remove(struct viewmodel *vm, const json_t *ev, uint64_t 
         return VM_DIRTY_EXECS;
 }
 
+/* The waiting warm sandboxes, as a whole: each exec.warm replaces them. */
+static unsigned on_exec_warm(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        const json_t *list = json_object_get(ev, "waiting"), *w;
+        size_t i;
+
+        (void)t;
+        vm->nwarm = 0;
+        json_array_foreach (list, i, w) {
+                struct viewmodel_warm *x;
+                const char *st = get_str(w, "state", NULL);
+                if (vm->nwarm >= VM_WARM_MAX || !json_is_object(w))
+                        break;
+                x = &vm->warm[vm->nwarm++];
+                memset(x, 0, sizeof(*x));
+                x->ready = st != NULL && strcmp(st, "ready") == 0;
+                get_u64(w, "mem_bytes", &x->mem_bytes);
+                get_u64(w, "cpu_ms", &x->cpu_ms);
+        }
+        return VM_DIRTY_EXECS;
+}
+
+size_t viewmodel_warm(const struct viewmodel *vm, const struct viewmodel_warm **out)
+{
+        *out = vm->warm;
+        return vm->nwarm;
+}
+
 /* ---- dispatch ---- */
 
 struct handler {
@@ -1203,29 +1234,18 @@ struct handler {
 
 /* Sorted by type, for bsearch. */
 static const struct handler handlers[] = {
-    {"exec.create", on_exec_create},
-    {"exec.exit", on_exec_exit},
-    {"exec.output", on_exec_output},
-    {"exec.pause", on_exec_pause},
-    {"exec.remove", on_exec_remove},
-    {"exec.resume", on_exec_pause},
-    {"exec.start", on_exec_start},
-    {"exec.stats", on_exec_stats},
-    {"model.delta", on_model_delta},
-    {"model.discard", on_model_discard},
-    {"model.error", on_model_error},
-    {"model.message", on_model_message},
-    {"operator.interrupt", on_interrupt},
-    {"operator.kill", on_kill},
-    {"session.end", on_session_end},
-    {"session.note", on_note},
-    {"session.start", on_session_start},
-    {"tool.call", on_tool_call},
-    {"tool.output", on_tool_output},
-    {"tool.result", on_tool_result},
-    {"turn.end", on_turn_end},
-    {"turn.start", on_turn_start},
-    {"user.message", on_user_message},
+    {"exec.create", on_exec_create},     {"exec.exit", on_exec_exit},
+    {"exec.output", on_exec_output},     {"exec.pause", on_exec_pause},
+    {"exec.remove", on_exec_remove},     {"exec.resume", on_exec_pause},
+    {"exec.start", on_exec_start},       {"exec.stats", on_exec_stats},
+    {"exec.warm", on_exec_warm},         {"model.delta", on_model_delta},
+    {"model.discard", on_model_discard}, {"model.error", on_model_error},
+    {"model.message", on_model_message}, {"operator.interrupt", on_interrupt},
+    {"operator.kill", on_kill},          {"session.end", on_session_end},
+    {"session.note", on_note},           {"session.start", on_session_start},
+    {"tool.call", on_tool_call},         {"tool.output", on_tool_output},
+    {"tool.result", on_tool_result},     {"turn.end", on_turn_end},
+    {"turn.start", on_turn_start},       {"user.message", on_user_message},
 };
 
 static int handler_cmp(const void *key, const void *h)

@@ -175,6 +175,13 @@ struct viewmodel_host {
         uint64_t mem_bytes;
 };
 
+/* A warm sandbox waiting for a call (exec.warm): not an execution yet. */
+struct viewmodel_warm {
+        bool ready; /* its command runs (else it is still starting) */
+        uint64_t mem_bytes, cpu_ms;
+};
+#define VM_WARM_MAX 8
+
 struct viewmodel;
 
 /* NULL when out of memory. */
@@ -237,6 +244,9 @@ uint32_t viewmodel_exec_sample_span(const struct viewmodel_exec *e);
 uint64_t viewmodel_exec_history_ms(const struct viewmodel_exec *e);
 
 void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out);
+/* The warm sandboxes waiting now, oldest first (the last exec.warm, at
+ * most VM_WARM_MAX); *out points into the view model. */
+size_t viewmodel_warm(const struct viewmodel *vm, const struct viewmodel_warm **out);
 
 /* Names for the states, as the events spell them ("running", "oom"). */
 const char *viewmodel_session_state_name(enum vm_session_state s);

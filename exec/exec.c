@@ -94,6 +94,8 @@ struct exec_engine {
         uv_timer_t warm_idle;
         exec_warm_room_fn warm_room;
         void *warm_room_ud;
+        exec_warm_watch_fn warm_watch;
+        void *warm_watch_ud;
         unsigned handles; /* the engine's own handles still open */
         struct warm_want {
                 bool set;
@@ -641,12 +643,13 @@ static void report_exit(struct exec *e)
                 ws_quota_sample(e->ws); /* what it left behind counts for the next */
         r.truncated = e->truncated;
         snprintf(r.error, sizeof(r.error), "%s", e->error);
-        if (e->assigned && e->cb.on_exit != NULL)
-                e->cb.on_exit(e, &r, e->ud);
-        /* A warm call's successor starts once its result is out, so that
-         * its interpreter's start never competes with the call. */
+        /* A warm call's successor starts once its result is out (the timer
+         * runs after on_exit's work, before what that work started), so
+         * that its interpreter's start never competes with the call. */
         if (e->assigned && e->warm && !e->eng->freeing)
                 uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
+        if (e->assigned && e->cb.on_exit != NULL)
+                e->cb.on_exit(e, &r, e->ud);
         close_output(e, &e->out);
         close_output(e, &e->err);
         close_handle(e, (uv_handle_t *)&e->out_tick);
@@ -1217,6 +1220,18 @@ static void close_output(struct exec *e, struct exec_output *o)
 }
 
 static void warm_due(struct exec *e);
+static void warm_changed(struct exec_engine *eng);
+
+/* A waiting warm sandbox's counters moved on: the watcher may show them. */
+static void warm_settled(uv_timer_t *t)
+{
+        struct exec *e = t->data;
+
+        if (e->in_pool && e->warm)
+                warm_changed(e->eng);
+        else
+                uv_timer_stop(t);
+}
 
 static void handle_msg(struct exec *e, const struct sandbox_msg *m)
 {
@@ -1248,6 +1263,11 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
                 }
                 if (e->stdin_due)
                         warm_due(e);
+                if (e->in_pool && e->warm) {
+                        warm_changed(e->eng);
+                        /* and again once its imports are done, for its memory */
+                        uv_timer_start(&e->stats, warm_settled, 300, 2000);
+                }
                 /* A warm sandbox taken before its command was launched. */
                 if (e->cb.on_start != NULL)
                         e->cb.on_start(e, e->pid, m->mono_us > e->t0_us ? m->mono_us - e->t0_us : 0,
@@ -1608,6 +1628,13 @@ fail:
         return rc;
 }
 
+/* The waiting warm sandboxes changed: tell the watcher. */
+static void warm_changed(struct exec_engine *eng)
+{
+        if (eng->warm_watch != NULL && !eng->freeing)
+                eng->warm_watch(eng->warm_watch_ud);
+}
+
 static void pool_unlink(struct exec *e)
 {
         struct exec **pp;
@@ -1616,6 +1643,8 @@ static void pool_unlink(struct exec *e)
                 if (*pp == e) {
                         *pp = e->pool_next;
                         e->in_pool = false;
+                        if (e->warm)
+                                warm_changed(e->eng);
                         return;
                 }
         }
@@ -1950,6 +1979,8 @@ static void warm_start(struct exec_engine *eng, struct exec *e)
                 e->setup_failed = true;
                 send_kill(e);
         }
+        if (e->in_pool)
+                warm_changed(eng);
 }
 
 static uint64_t proc_cpu_ns(pid_t pid);
@@ -2099,6 +2130,38 @@ unsigned exec_engine_warm_idle(const struct exec_engine *eng)
         for (e = eng->pool; e != NULL; e = e->pool_next)
                 n += warm_waiting(eng, e);
         return n;
+}
+
+void exec_engine_set_warm_watch(struct exec_engine *eng, exec_warm_watch_fn fn, void *ud)
+{
+        eng->warm_watch = fn;
+        eng->warm_watch_ud = ud;
+}
+
+unsigned exec_engine_warm_list(struct exec_engine *eng, struct exec_stats *st, bool *ready,
+                               unsigned max)
+{
+        struct cgroup_stats cs;
+        struct exec *e;
+        unsigned n = 0, total = exec_engine_warm_idle(eng), i;
+
+        /* The pool is newest first: fill from the end. */
+        for (e = eng->pool; e != NULL; e = e->pool_next) {
+                if (!warm_waiting(eng, e))
+                        continue;
+                i = total - 1 - n++;
+                if (i >= max)
+                        continue;
+                read_stats(e, &cs, true);
+                memset(&st[i], 0, sizeof(st[i]));
+                st[i].cpu_ms = cs.cpu_ns / 1000000u;
+                st[i].mem_bytes = cs.mem_bytes;
+                st[i].mem_peak_bytes = cs.mem_peak_bytes;
+                st[i].pids = cs.pids;
+                if (ready != NULL)
+                        ready[i] = e->started;
+        }
+        return total;
 }
 
 unsigned exec_engine_warm_target(const struct exec_engine *eng)

@@ -237,6 +237,17 @@ unsigned exec_engine_warm_target(const struct exec_engine *eng);
  * room); the policy's size is unchanged. */
 void exec_engine_warm_trim(struct exec_engine *eng, unsigned keep);
 
+/* Called when the set of waiting warm sandboxes changes (one added, its
+ * command started, taken by a call, or let go); not while the engine is
+ * being freed. NULL: none. */
+typedef void (*exec_warm_watch_fn)(void *ud);
+void exec_engine_set_warm_watch(struct exec_engine *eng, exec_warm_watch_fn fn, void *ud);
+/* The waiting warm sandboxes now, oldest first: up to `max` counters (from
+ * their cgroups, or their command's /proc entry) and whether each one's
+ * command runs (`ready`, may be NULL). Returns how many wait. */
+unsigned exec_engine_warm_list(struct exec_engine *eng, struct exec_stats *st, bool *ready,
+                               unsigned max);
+
 /* Number of live executions (spawned and not yet removed). */
 unsigned exec_engine_live(const struct exec_engine *eng);
 

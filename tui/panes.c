@@ -515,12 +515,26 @@ void draw_execs(struct app *a, const struct layout_rect *r)
         int y = r->y + 1, bottom = r->y + r->h - 1, per = metrics_per_row(r->w);
         int cw = (r->w - 4) / per, rows = draw_exec_rows(r->w);
         char line[512], title[200];
+        const struct viewmodel_warm *wv;
+        int nw = (int)viewmodel_warm(a->vm, &wv), k;
 
-        place(a, PANE_EXECS, r->h - 2, rows);
+        /* Warm sandboxes waiting for a call: a line each, above the
+         * executions, as long as one execution still fits below. */
+        if (nw > r->h - 2 - rows)
+                nw = r->h - 2 - rows > 0 ? r->h - 2 - rows : 0;
+        place(a, PANE_EXECS, r->h - 2 - nw, rows);
         n = (long)lv->n;
         list_title(a, PANE_EXECS, draw_shows_sandbox(a) ? "sandboxes" : "processes", title,
                    sizeof(title));
         draw_box(a, r, title, a->focus == PANE_EXECS);
+        for (k = 0; k < nw; k++, y++) {
+                char mem[16];
+                fmt_bytes(mem, sizeof(mem), wv[k].mem_bytes);
+                snprintf(line, sizeof(line), "warm   %-8s  mem %-6s start cpu %llums",
+                         wv[k].ready ? "waiting" : "starting", mem,
+                         (unsigned long long)wv[k].cpu_ms);
+                draw_put(a, y, r->x + 1, r->w - 2, THEME_TEXT_DIM, line);
+        }
         for (row = a->top[PANE_EXECS]; row < n && y < bottom; row++) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];

@@ -44,6 +44,14 @@ expect_eq "sandbox: the later calls are warm" "[True, True, True]" \
 expect_eq "sandbox: a warm call sees a fresh /tmp and is pid 2" "[] 2 ['-c']" \
         "$(ev sandbox 'of("tool.result")[1]["output"].strip()')"
 expect_match "sandbox: the first call did write its file" "^first 2" "$(res sandbox 0)"
+# exec.warm: the sandboxes waiting for a call, each with its memory; the one
+# a call takes is gone from the list before the call's exec.create
+expect_eq "sandbox: a warm sandbox waits after the first call, with its memory" True \
+        "$(ev sandbox 'any(x["state"] == "ready" and x["mem_bytes"] > 0 for w in of("exec.warm") for x in w["waiting"])')"
+expect_eq "sandbox: taken, it leaves the list just before the call's exec.create" True \
+        "$(ev sandbox '(lambda i: E[i - 1]["type"] == "exec.warm" and E[i - 1]["waiting"] == [])(E.index(of("exec.create")[1]))')"
+expect_eq "sandbox: none waits after the session" "[]" "$(ev sandbox 'of("exec.warm")[-1]["waiting"]')"
+expect_eq "local: no warm sandboxes" 0 "$(ev local 'len(of("exec.warm"))')"
 expect_eq "local: never warm" "[False, False, False, False]" \
         "$(ev local '[c["warm"] for c in of("exec.create")]')"
 # the premise: local mode shares /tmp, so the first call's file is seen
@@ -78,6 +86,8 @@ timeout 60 "$PROCTOR" run --json --mode sandbox --model "script:$S/burst.jsonl" 
         "go" >"$WORK/burst.jsonl" 2>"$WORK/burst.err"
 expect_eq "burst: session completes" 0 $?
 py_warm='[c["warm"] for c in of("exec.create") if "python" in json.dumps(of("tool.call")[[t["call_id"] for t in of("tool.call")].index(c["call_id"])])]'
+expect_eq "burst: three wait at once, each holding its interpreter's memory" True \
+        "$(ev burst 'any(len(w["waiting"]) == 3 and all(x["mem_bytes"] > 4 << 20 for x in w["waiting"]) for w in of("exec.warm"))')"
 expect_eq "burst: cold, then one warm of three, then three of three" \
         "[False, 1, 3]" "$(ev burst "(lambda w: [w[0], sum(w[1:4]), sum(w[4:7])])($py_warm)")"
 

@@ -12,6 +12,8 @@
  *               serializes each (as the trace writer does), on an engine
  *               set up as a session's (core/session.c: prewarm 1, warm up
  *               to 3, its room bounded by dispatch_warm_room)
+ *   bash        `bash -c 'echo 1'` as a process, and in a sandbox from a
+ *               pool of 1 (no warm bash: whether one would pay)
  * with SETTLE_MS of idle loop before each call (the pause between tool
  * calls, in which pools refill). Also, read just before each warm call,
  * the refill's cost (the CPU time the waiting warm sandbox's start took,
@@ -29,11 +31,12 @@
 #include "exec/pystub.h"
 #include "tests/bench/bench.h"
 
-enum { V_PROC, V_COLD, V_WARM, V_TOOL, NV };
+enum { V_PROC, V_COLD, V_WARM, V_TOOL, V_BASH_PROC, V_BASH, NV };
 
-static const char *const vnames[NV] = {"python3 -c (process)", "sandbox, cold interpreter",
-                                       "sandbox, warm interpreter",
-                                       "tool call (dispatch), warm, as a session"};
+static const char *const vnames[NV] = {
+    "python3 -c (process)",       "sandbox, cold interpreter",
+    "sandbox, warm interpreter",  "tool call (dispatch), warm, as a session",
+    "bash -c 'echo 1' (process)", "bash -c 'echo 1', sandbox (pool of 1)"};
 
 struct call {
         bool exited, removed;
@@ -102,6 +105,10 @@ static void idle(struct ctx *cx, uint64_t ms)
                 uv_run(cx->loop, UV_RUN_ONCE);
 }
 
+/* Whether a warm bash would pay: what a bash start costs by itself, and
+ * in a sandbox from the pool (no interpreter kept warm). */
+static char *bash_argv[] = {"bash", "-c", "echo 1", NULL};
+
 static uint64_t run_sandbox(struct ctx *cx, int v, bool *was_warm)
 {
         struct exec_request req;
@@ -113,12 +120,12 @@ static uint64_t run_sandbox(struct ctx *cx, int v, bool *was_warm)
         memset(&c, 0, sizeof(c));
         memset(&req, 0, sizeof(req));
         req.isolation = EXEC_SANDBOX;
-        req.argv = exec_python_argv;
+        req.argv = v == V_BASH ? bash_argv : exec_python_argv;
         req.ws = cx->wsh;
         req.ws_mode = EXEC_WS_RW;
         req.limits = exec_limits_default();
-        req.stdin_data = "print(1)";
-        req.stdin_len = 8;
+        req.stdin_data = v == V_BASH ? NULL : "print(1)";
+        req.stdin_len = v == V_BASH ? 0 : 8;
         req.warm = v == V_WARM;
         t0 = bench_now_ns();
         if (exec_spawn(v == V_WARM ? cx->warm : cx->cold, &req, &callbacks, &c, &e, err,
@@ -219,6 +226,9 @@ static void run_one(struct ctx *cx, int v, bool record)
                 measure_waiting(cx, record);
         if (v == V_PROC) {
                 ns = bench_run_process(argv, true);
+        } else if (v == V_BASH_PROC) {
+                char *bash[] = {"/bin/bash", "-c", "echo 1", NULL};
+                ns = bench_run_process(bash, true);
         } else if (v == V_TOOL) {
                 ns = run_tool(cx);
                 if (!cx->tool_warm)
@@ -304,9 +314,10 @@ int main(int argc, char **argv)
                         run_one(&cx, (int)(v + r) % NV, r >= warmup);
         printf("### run_python_code `print(1)`, %u rounds, %llu ms between calls (us)\n\n", rounds,
                (unsigned long long)cx.settle_ms);
-        printf("| variant | median | p90 | vs python3 -c |\n|---|---:|---:|---:|\n");
+        printf("| variant | median | p90 | vs its process |\n|---|---:|---:|---:|\n");
         for (v = 0; v < NV; v++)
-                print_row(&cx.s[v], series_median_us(&cx.s[V_PROC]));
+                print_row(&cx.s[v],
+                          series_median_us(&cx.s[v >= V_BASH_PROC ? V_BASH_PROC : V_PROC]));
         printf("\n| pool | median | p90 |\n|---|---:|---:|\n");
         printf("| %s (ms) | %.0f | %.0f |\n", cx.refill_cpu.name,
                series_median_us(&cx.refill_cpu) / 1000.0,

@@ -2049,7 +2049,8 @@ static uint64_t proc_cpu_ns(pid_t pid)
 }
 
 /* A warm sandbox taken before its command ran: now that it runs, its CPU
- * rlimit is set, then the code is handed over. */
+ * rlimit is set, then the code is handed over. The rest of its start
+ * counts in the call, as a cold call's start does. */
 static void warm_due(struct exec *e)
 {
         int rc;

@@ -341,6 +341,13 @@ static void test_cpu_rlimit_from_call(void **state)
                                     "u = resource.getrusage(resource.RUSAGE_SELF)\n"
                                     "left = soft - u.ru_utime - u.ru_stime\n"
                                     "print(left >= 1.0, left <= 2.0, hard - soft)\n";
+        /* Taken while still starting, its start falls in the call, as a
+         * cold call's does: what is left is the limit less that start. */
+        static const char probe_soon[] = "import resource\n"
+                                         "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+                                         "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+                                         "left = soft - u.ru_utime - u.ru_stime\n"
+                                         "print(left >= 0.9, left <= 2.0, hard - soft)\n";
         struct fixture *f = *state;
         struct run cold, warm, soon, r_spin;
 
@@ -348,7 +355,7 @@ static void test_cpu_rlimit_from_call(void **state)
         prime(f);
         run_warm(f, probe, &warm);
         /* at once: the one still starting is taken, and gets it once it runs */
-        run_code(f, probe, true, false, &soon);
+        run_code(f, probe_soon, true, false, &soon);
         /* the premise: a cold call's start counts against its own limit */
         run_code(f, probe, false, false, &cold);
         run_warm(f, "while True: pass", &r_spin);

@@ -1233,20 +1233,35 @@ struct handler {
 };
 
 /* Sorted by type, for bsearch. */
+/* One handler a line. */
+/* clang-format off */
 static const struct handler handlers[] = {
-    {"exec.create", on_exec_create},     {"exec.exit", on_exec_exit},
-    {"exec.output", on_exec_output},     {"exec.pause", on_exec_pause},
-    {"exec.remove", on_exec_remove},     {"exec.resume", on_exec_pause},
-    {"exec.start", on_exec_start},       {"exec.stats", on_exec_stats},
-    {"exec.warm", on_exec_warm},         {"model.delta", on_model_delta},
-    {"model.discard", on_model_discard}, {"model.error", on_model_error},
-    {"model.message", on_model_message}, {"operator.interrupt", on_interrupt},
-    {"operator.kill", on_kill},          {"session.end", on_session_end},
-    {"session.note", on_note},           {"session.start", on_session_start},
-    {"tool.call", on_tool_call},         {"tool.output", on_tool_output},
-    {"tool.result", on_tool_result},     {"turn.end", on_turn_end},
-    {"turn.start", on_turn_start},       {"user.message", on_user_message},
+    {"exec.create", on_exec_create},
+    {"exec.exit", on_exec_exit},
+    {"exec.output", on_exec_output},
+    {"exec.pause", on_exec_pause},
+    {"exec.remove", on_exec_remove},
+    {"exec.resume", on_exec_pause},
+    {"exec.start", on_exec_start},
+    {"exec.stats", on_exec_stats},
+    {"exec.warm", on_exec_warm},
+    {"model.delta", on_model_delta},
+    {"model.discard", on_model_discard},
+    {"model.error", on_model_error},
+    {"model.message", on_model_message},
+    {"operator.interrupt", on_interrupt},
+    {"operator.kill", on_kill},
+    {"session.end", on_session_end},
+    {"session.note", on_note},
+    {"session.start", on_session_start},
+    {"tool.call", on_tool_call},
+    {"tool.output", on_tool_output},
+    {"tool.result", on_tool_result},
+    {"turn.end", on_turn_end},
+    {"turn.start", on_turn_start},
+    {"user.message", on_user_message},
 };
+/* clang-format on */
 
 static int handler_cmp(const void *key, const void *h)
 {

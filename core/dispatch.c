@@ -5,6 +5,7 @@
 #include "core/dispatch.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,42 @@ static bool fits(const struct dispatch_ctx *dx, uint64_t charge)
 }
 
 static void pump(struct dispatch_ctx *dx);
+static uint64_t run_charge(const struct dispatch_ctx *dx);
+
+/* How many waiting warm sandboxes the session's bounds leave room for
+ * beside the live executions (each is counted as an execution and charged
+ * its memory limit, like a call). */
+static unsigned warm_room_left(const struct dispatch_ctx *dx)
+{
+        unsigned left = UINT_MAX;
+        uint64_t charge = run_charge(dx);
+
+        if (dx->max_parallel > 0)
+                left = dx->running__ >= dx->max_parallel ? 0 : dx->max_parallel - dx->running__;
+        if (dx->memory_budget > 0 && charge > 0) {
+                uint64_t free_b =
+                    dx->mem_used__ >= dx->memory_budget ? 0 : dx->memory_budget - dx->mem_used__;
+                if (free_b / charge < left)
+                        left = (unsigned)(free_b / charge);
+        }
+        return left;
+}
+
+bool dispatch_warm_room(void *ud, unsigned idle)
+{
+        const struct dispatch_ctx *dx = ud;
+
+        /* A call waiting in the queue wins over a warm sandbox. */
+        return dx->queue__ == NULL && idle < warm_room_left(dx);
+}
+
+/* A call started or waits: the warm sandboxes that no longer fit the
+ * session's bounds beside it are let go, so they never hold a call back. */
+static void warm_fit(struct dispatch_ctx *dx)
+{
+        if (dx->mode == EXEC_SANDBOX && dx->eng != NULL)
+                exec_engine_warm_trim(dx->eng, dx->queue__ != NULL ? 0 : warm_room_left(dx));
+}
 
 static void on_remove_hook(void *ud)
 {
@@ -453,6 +490,7 @@ static int spawn(struct dispatch_ctx *dx, struct tool_run *r, char *err, size_t 
         if (r->live_next != NULL)
                 r->live_next->live_pp = &r->live_next;
         dx->live__ = r;
+        warm_fit(dx);
         return 0;
 }
 
@@ -489,6 +527,7 @@ static void enqueue(struct dispatch_ctx *dx, struct tool_run *r)
         r->next = NULL;
         *dx->queue_tail__ = r;
         dx->queue_tail__ = &r->next;
+        warm_fit(dx);
 }
 
 static void fmt_mib(char *buf, size_t len, uint64_t bytes)

@@ -56,6 +56,12 @@ struct tool_run;
  * builtin completes at once). The outcome is valid during the call. */
 typedef void (*dispatch_done_fn)(struct tool_run *r, const struct tool_outcome *o, void *ud);
 
+/* The exec engine's warm-room callback (exec_engine_set_warm_room) for a
+ * session: room for one more waiting warm sandbox when no call is queued
+ * and `idle` + 1 more fit --max-parallel and the memory budget beside the
+ * live executions. `ud` is the dispatch_ctx. */
+bool dispatch_warm_room(void *ud, unsigned idle);
+
 /* Starts `name` with validated `args`, or queues it until the session's
  * bounds let it start. Returns 0 (done will be called) or -errno with err
  * filled when nothing could be started (including limits in `args` that

@@ -23,6 +23,10 @@
 #include "core/options.h"
 #include "core/tools.h"
 
+/* At most this many warm sandboxes wait at once; how many do follows the
+ * calls (exec_warm_policy_next), within the session's bounds. */
+#define SESSION_WARM_MAX 3
+
 struct session {
         uv_loop_t *loop;
         struct bus *bus;
@@ -51,6 +55,12 @@ struct session {
         uint64_t t0_ms;
         void (*on_idle)(enum agent_status, void *);
         void *ud;
+        /* the waiting warm sandboxes last reported (exec.warm) */
+        unsigned warm_n;
+        struct session_warm {
+                bool ready;
+                uint64_t mem_kib64; /* memory in 64 KiB steps */
+        } warm[SESSION_WARM_MAX];
 };
 
 static void make_id(char *buf, size_t len)
@@ -111,7 +121,7 @@ static uint64_t host_mem_total(void)
 int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 struct session **out, char *err, size_t errlen)
 {
-        struct exec_engine_opts eo = {.prewarm = 1, .warm = 1};
+        struct exec_engine_opts eo = {.prewarm = 1, .warm = SESSION_WARM_MAX};
         struct session *s = calloc(1, sizeof(*s));
         int rc;
 
@@ -404,6 +414,37 @@ static json_t *with_image(json_t *ev, const struct image *img)
         return ev;
 }
 
+/* The waiting warm sandboxes changed: exec.warm says which wait now, each
+ * with its memory, when that differs from what it said last. */
+static void on_warm_change(void *ud)
+{
+        struct session *s = ud;
+        struct exec_stats st[SESSION_WARM_MAX];
+        bool ready[SESSION_WARM_MAX];
+        struct session_warm now[SESSION_WARM_MAX];
+        unsigned n = exec_engine_warm_list(s->eng, st, ready, SESSION_WARM_MAX), i;
+        json_t *list;
+
+        if (n > SESSION_WARM_MAX)
+                n = SESSION_WARM_MAX;
+        for (i = 0; i < n; i++) {
+                now[i].ready = ready[i];
+                now[i].mem_kib64 = st[i].mem_bytes >> 16;
+        }
+        if (n == s->warm_n && memcmp(now, s->warm, n * sizeof(now[0])) == 0)
+                return;
+        s->warm_n = n;
+        memcpy(s->warm, now, n * sizeof(now[0]));
+        if ((list = json_array()) == NULL)
+                return;
+        for (i = 0; i < n; i++)
+                json_array_append_new(list, json_pack("{s:s,s:I,s:I}", "state",
+                                                      ready[i] ? "ready" : "starting", "mem_bytes",
+                                                      (json_int_t)st[i].mem_bytes, "cpu_ms",
+                                                      (json_int_t)st[i].cpu_ms));
+        bus_emit(s->bus, "exec.warm", json_pack("{s:o}", "waiting", list));
+}
+
 /* The mode is fixed from here on. */
 static int start(struct session *s)
 {
@@ -427,6 +468,9 @@ static int start(struct session *s)
         s->dx.cache = s->cache;
         s->dx.max_parallel = s->opts.max_parallel;
         s->dx.memory_budget = s->opts.memory_budget;
+        /* Waiting warm sandboxes count against the session's bounds. */
+        exec_engine_set_warm_room(s->eng, dispatch_warm_room, &s->dx);
+        exec_engine_set_warm_watch(s->eng, on_warm_change, s);
         make_system_prompt(s);
         ac.provider = s->provider;
         ac.bus = s->bus;
@@ -584,6 +628,11 @@ unsigned session_kill_all(struct session *s, unsigned *cancelled)
         return s->agent != NULL ? agent_kill_all(s->agent, cancelled) : 0;
 }
 
+static bool no_warm_room(void *ud, unsigned idle)
+{
+        return false;
+}
+
 void session_end(struct session *s)
 {
         const struct agent_totals *t;
@@ -591,6 +640,9 @@ void session_end(struct session *s)
         if (!s->started || s->ended)
                 return;
         s->ended = true;
+        /* No call will take a warm sandbox any more: none waits, none is made. */
+        exec_engine_set_warm_room(s->eng, no_warm_room, NULL);
+        exec_engine_warm_trim(s->eng, 0);
         t = agent_totals(s->agent);
         bus_emit(s->bus, "session.end",
                  json_pack("{s:s,s:I,s:I,s:{s:I,s:I},s:I}", "status", agent_status_name(s->last),

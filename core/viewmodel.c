@@ -48,6 +48,8 @@ struct viewmodel {
         struct vm_set running; /* calls */
         struct vm_set live;    /* executions */
         long open_entry;       /* the streaming assistant entry, or -1 */
+        struct viewmodel_warm warm[VM_WARM_MAX];
+        size_t nwarm;
         uint64_t gen, last_t;
         unsigned dirty;
         bool readonly;
@@ -569,6 +571,7 @@ static unsigned on_session_end(struct viewmodel *vm, const json_t *ev, uint64_t 
         int64_t turns;
         uint64_t n;
 
+        vm->nwarm = 0; /* the pool ends with the session */
         if (s->state != VM_IDLE && s->state != VM_RUNNING)
                 return 0;
         s->state = st < 0 ? VM_COMPLETED : (enum vm_session_state)st;
@@ -991,6 +994,7 @@ static unsigned on_exec_create(struct viewmodel *vm, const json_t *ev, uint64_t 
                                      .gen = vm->gen + 1};
         e->call_id = str_dup(get_str(ev, "call_id", NULL));
         e->label = str_dup(get_str(ev, "label", NULL));
+        e->image = str_dup(get_str(ev, "image", NULL));
         get_bool(ev, "warm", &e->warm);
         e->sandbox = iso != NULL && strcmp(iso, "sandbox") == 0;
         get_limits(ev, &e->limits);
@@ -1171,6 +1175,34 @@ static unsigned on_exec_remove(struct viewmodel *vm, const json_t *ev, uint64_t 
         return VM_DIRTY_EXECS;
 }
 
+/* The waiting warm sandboxes, as a whole: each exec.warm replaces them. */
+static unsigned on_exec_warm(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        const json_t *list = json_object_get(ev, "waiting"), *w;
+        size_t i;
+
+        (void)t;
+        vm->nwarm = 0;
+        json_array_foreach (list, i, w) {
+                struct viewmodel_warm *x;
+                const char *st = get_str(w, "state", NULL);
+                if (vm->nwarm >= VM_WARM_MAX || !json_is_object(w))
+                        break;
+                x = &vm->warm[vm->nwarm++];
+                memset(x, 0, sizeof(*x));
+                x->ready = st != NULL && strcmp(st, "ready") == 0;
+                get_u64(w, "mem_bytes", &x->mem_bytes);
+                get_u64(w, "cpu_ms", &x->cpu_ms);
+        }
+        return VM_DIRTY_EXECS;
+}
+
+size_t viewmodel_warm(const struct viewmodel *vm, const struct viewmodel_warm **out)
+{
+        *out = vm->warm;
+        return vm->nwarm;
+}
+
 /* ---- dispatch ---- */
 
 struct handler {
@@ -1179,6 +1211,8 @@ struct handler {
 };
 
 /* Sorted by type, for bsearch. */
+/* One handler a line. */
+/* clang-format off */
 static const struct handler handlers[] = {
     {"exec.create", on_exec_create},
     {"exec.exit", on_exec_exit},
@@ -1188,6 +1222,7 @@ static const struct handler handlers[] = {
     {"exec.resume", on_exec_pause},
     {"exec.start", on_exec_start},
     {"exec.stats", on_exec_stats},
+    {"exec.warm", on_exec_warm},
     {"model.delta", on_model_delta},
     {"model.discard", on_model_discard},
     {"model.error", on_model_error},
@@ -1204,6 +1239,7 @@ static const struct handler handlers[] = {
     {"turn.start", on_turn_start},
     {"user.message", on_user_message},
 };
+/* clang-format on */
 
 static int handler_cmp(const void *key, const void *h)
 {
@@ -1266,6 +1302,7 @@ static void vm_clear(struct viewmodel *vm)
         for (i = 0; i < vm->nexecs; i++) {
                 str_free(vm->execs[i].call_id);
                 str_free(vm->execs[i].label);
+                str_free(vm->execs[i].image);
                 str_free(vm->execs[i].error);
                 free(vm->execs[i].hist__);
         }

@@ -142,6 +142,7 @@ struct viewmodel_exec {
         char *call_id; /* "" outside a session */
         char *label;   /* exec.create's label ("mcp server NAME"), "" for none */
         bool warm;     /* it took a sandbox started ahead (exec.create's warm) */
+        char *image;   /* exec.create's image (the --image REF of its root), "" for the host's */
         long call;     /* index of that call, -1 when unknown */
         bool sandbox;  /* isolation: sandbox, else none */
         struct viewmodel_limits limits;
@@ -173,6 +174,13 @@ struct viewmodel_host {
         double cpu_pct;   /* summed over those */
         uint64_t mem_bytes;
 };
+
+/* A warm sandbox waiting for a call (exec.warm): not an execution yet. */
+struct viewmodel_warm {
+        bool ready; /* its command runs (else it is still starting) */
+        uint64_t mem_bytes, cpu_ms;
+};
+#define VM_WARM_MAX 8
 
 struct viewmodel;
 
@@ -236,6 +244,9 @@ uint32_t viewmodel_exec_sample_span(const struct viewmodel_exec *e);
 uint64_t viewmodel_exec_history_ms(const struct viewmodel_exec *e);
 
 void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out);
+/* The warm sandboxes waiting now, oldest first (the last exec.warm, at
+ * most VM_WARM_MAX); *out points into the view model. */
+size_t viewmodel_warm(const struct viewmodel *vm, const struct viewmodel_warm **out);
 
 /* Names for the states, as the events spell them ("running", "oom"). */
 const char *viewmodel_session_state_name(enum vm_session_state s);

@@ -87,9 +87,17 @@ struct exec_engine {
         enum exec_isolation want_iso;
         uint32_t want_uid, want_gid;
         uv_timer_t refill;
-        /* Warm sandboxes: `warm` kept started with the last warm request
-         * (see warm_remember); those of an older one are let go. */
-        unsigned warm;
+        /* Warm sandboxes: up to `warm` (the cap) kept started with the
+         * last warm request (see warm_remember); those of an older one are
+         * let go. warm_target: how many the policy wants now. */
+        unsigned warm, warm_target;
+        uint32_t warm_idle_ms;
+        uv_timer_t warm_idle;
+        exec_warm_room_fn warm_room;
+        void *warm_room_ud;
+        exec_warm_watch_fn warm_watch;
+        void *warm_watch_ud;
+        unsigned handles; /* the engine's own handles still open */
         struct warm_want {
                 bool set;
                 uint64_t gen; /* bumped when the request changes */
@@ -126,6 +134,10 @@ struct exec {
         bool assigned;  /* false while waiting in the pool */
         bool warm;      /* its command was started ahead (warm_start) */
         bool share_net; /* a sandbox in the host's network namespace */
+        /* warm, taken before its command ran: the CPU rlimit and stdin
+         * (stdin_copy, stdin_len) are handed over once it does */
+        bool stdin_due;
+        size_t stdin_len;
         bool start_due; /* warm: on_start is yet to be reported */
         uint64_t warm_gen;
         uint64_t cpu_base_ns; /* warm: the cgroup's CPU time before the call */
@@ -418,6 +430,7 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         eng->stats_ms = o != NULL && o->stats_interval_ms ? o->stats_interval_ms : 250;
         eng->prewarm = o != NULL ? o->prewarm : 0;
         eng->warm = o != NULL ? o->warm : 0;
+        eng->warm_idle_ms = o != NULL && o->warm_idle_ms ? o->warm_idle_ms : 30000;
         if ((rc = engine_runtime(eng, loop, o, err, errlen)) < 0) {
                 sandbox_host_free(eng->host);
                 free(eng);
@@ -425,6 +438,11 @@ int exec_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, struct ex
         }
         uv_timer_init(loop, &eng->refill);
         eng->refill.data = eng;
+        uv_timer_init(loop, &eng->warm_idle);
+        eng->warm_idle.data = eng;
+        /* Shrinking an idle pool is no reason to keep a loop running. */
+        uv_unref((uv_handle_t *)&eng->warm_idle);
+        eng->handles = 2;
         if (o == NULL || !o->no_cgroups) {
                 snprintf(selfcg, sizeof(selfcg), "%s/self/cgroup",
                          o != NULL && o->proc_root ? o->proc_root : "/proc");
@@ -457,7 +475,10 @@ static int engine_prepare_sandbox(struct exec_engine *eng, char *err, size_t err
 
 static void engine_freed(uv_handle_t *h)
 {
-        free(h->data);
+        struct exec_engine *eng = h->data;
+
+        if (--eng->handles == 0)
+                free(eng);
 }
 
 static void strv_free(char **v)
@@ -476,6 +497,7 @@ static void engine_destroy(struct exec_engine *eng)
         cgroup_sys_free(eng->cg);
         sandbox_host_free(eng->host);
         uv_close((uv_handle_t *)&eng->refill, engine_freed);
+        uv_close((uv_handle_t *)&eng->warm_idle, engine_freed);
 }
 
 static void kill_for(struct exec *e, enum exec_reason why);
@@ -488,6 +510,7 @@ void exec_engine_free(struct exec_engine *eng)
                 return;
         eng->freeing = true;
         uv_timer_stop(&eng->refill);
+        uv_timer_stop(&eng->warm_idle);
         for (e = eng->list; e != NULL; e = e->next)
                 if (!e->exit_reported)
                         kill_for(e, EXEC_KILLED);
@@ -553,8 +576,9 @@ static void exec_finish_remove(struct exec *e)
                         e->cb.on_remove(e, now_us() - e->exit_us, e->ud);
                 eng->live--;
                 /* Make the next child now that this one's cgroup work is
-                 * done, rather than during a call. */
-                if (eng->prewarm > 0 && !eng->freeing)
+                 * done, rather than during a call; its room may have been
+                 * what a warm sandbox waited for. */
+                if ((eng->prewarm > 0 || eng->warm_target > 0) && !eng->freeing)
                         uv_timer_start(&eng->refill, pool_refill, 0, 0);
         }
         free(e->stdin_copy);
@@ -675,6 +699,11 @@ static void report_exit(struct exec *e)
                 ws_quota_sample(e->ws); /* what it left behind counts for the next */
         r.truncated = e->truncated;
         snprintf(r.error, sizeof(r.error), "%s", e->error);
+        /* A warm call's successor starts once its result is out (the timer
+         * runs after on_exit's work, before what that work started), so
+         * that its interpreter's start never competes with the call. */
+        if (e->assigned && e->warm && !e->eng->freeing)
+                uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
         if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
         close_output(e, &e->out);
@@ -1274,6 +1303,20 @@ static void close_output(struct exec *e, struct exec_output *o)
         close_fd(&o->fd);
 }
 
+static void warm_due(struct exec *e);
+static void warm_changed(struct exec_engine *eng);
+
+/* A waiting warm sandbox's counters moved on: the watcher may show them. */
+static void warm_settled(uv_timer_t *t)
+{
+        struct exec *e = t->data;
+
+        if (e->in_pool && e->warm)
+                warm_changed(e->eng);
+        else
+                uv_timer_stop(t);
+}
+
 static void handle_msg(struct exec *e, const struct sandbox_msg *m)
 {
         char path[64], buf[64];
@@ -1301,6 +1344,13 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
                                 }
                                 close(fd);
                         }
+                }
+                if (e->stdin_due)
+                        warm_due(e);
+                if (e->in_pool && e->warm) {
+                        warm_changed(e->eng);
+                        /* and again once its imports are done, for its memory */
+                        uv_timer_start(&e->stats, warm_settled, 300, 2000);
                 }
                 /* A warm sandbox taken before its command was launched. */
                 if (e->cb.on_start != NULL)
@@ -1376,6 +1426,15 @@ static void on_stdin_written(uv_write_t *req, int status)
         struct exec *e = req->data;
 
         close_handle(e, (uv_handle_t *)&e->in);
+}
+
+/* Writes the call's stdin kept by write_stdin. */
+static int stdin_write_kept(struct exec *e)
+{
+        uv_buf_t b = uv_buf_init(e->stdin_copy, (unsigned)e->stdin_len);
+
+        e->in_req.data = e;
+        return uv_write(&e->in_req, (uv_stream_t *)&e->in, &b, 1, on_stdin_written);
 }
 
 /* ---- children and the pool ---- */
@@ -1662,6 +1721,13 @@ static int child_new(struct exec_engine *eng, enum exec_isolation iso, uint32_t 
         return child_new_net(eng, iso, false, uid, gid, out, err, errlen);
 }
 
+/* The waiting warm sandboxes changed: tell the watcher. */
+static void warm_changed(struct exec_engine *eng)
+{
+        if (eng->warm_watch != NULL && !eng->freeing)
+                eng->warm_watch(eng->warm_watch_ud);
+}
+
 static void pool_unlink(struct exec *e)
 {
         struct exec **pp;
@@ -1670,6 +1736,8 @@ static void pool_unlink(struct exec *e)
                 if (*pp == e) {
                         *pp = e->pool_next;
                         e->in_pool = false;
+                        if (e->warm)
+                                warm_changed(e->eng);
                         return;
                 }
         }
@@ -1694,8 +1762,9 @@ static struct exec *pool_take(struct exec_engine *eng, enum exec_isolation iso, 
         return NULL;
 }
 
-/* Keeps `prewarm` children waiting for the ids and mode last asked for;
- * others are let go. Runs from a timer so a spawn never pays for it. */
+/* Keeps `prewarm` children waiting for the ids and mode last asked for,
+ * and the policy's number of warm sandboxes, as far as the room callback
+ * allows; others are let go. Runs from a timer so a spawn never pays for it. */
 static void pool_refill(uv_timer_t *t)
 {
         struct exec_engine *eng = t->data;
@@ -1703,6 +1772,7 @@ static void pool_refill(uv_timer_t *t)
         unsigned have = 0, warm = 0;
         char err[256];
 
+        exec_engine_warm_trim(eng, eng->warm_target);
         for (e = eng->pool; e != NULL; e = next) {
                 next = e->pool_next;
                 if (e->warm && e->warm_gen == eng->ww.gen)
@@ -1713,7 +1783,10 @@ static void pool_refill(uv_timer_t *t)
                 else
                         send_kill(e);
         }
-        while (!eng->freeing && (have < eng->prewarm || (eng->ww.set && warm < eng->warm))) {
+        while (!eng->freeing &&
+               (have < eng->prewarm ||
+                (eng->ww.set && warm < eng->warm_target &&
+                 (eng->warm_room == NULL || eng->warm_room(eng->warm_room_ud, warm))))) {
                 bool make_warm = have >= eng->prewarm;
                 enum exec_isolation iso = make_warm ? EXEC_SANDBOX : eng->want_iso;
                 uint32_t uid = make_warm ? eng->ww.uid : eng->want_uid;
@@ -1764,10 +1837,10 @@ int exec_write(struct exec *e, const char *data, size_t len)
         return rc < 0 ? -EPIPE : 0;
 }
 
-static int write_stdin(struct exec *e, const char *data, size_t len)
+/* Keeps a copy of the call's stdin, and writes it now unless `later`
+ * (stdin_write_kept then does). */
+static int write_stdin(struct exec *e, const char *data, size_t len, bool later)
 {
-        uv_buf_t b;
-
         if (data == NULL) {
                 close_handle(e, (uv_handle_t *)&e->in);
                 return 0;
@@ -1776,9 +1849,8 @@ static int write_stdin(struct exec *e, const char *data, size_t len)
         if (e->stdin_copy == NULL)
                 return UV_ENOMEM;
         memcpy(e->stdin_copy, data, len);
-        b = uv_buf_init(e->stdin_copy, (unsigned)len);
-        e->in_req.data = e;
-        return uv_write(&e->in_req, (uv_stream_t *)&e->in, &b, 1, on_stdin_written);
+        e->stdin_len = len;
+        return later ? 0 : stdin_write_kept(e);
 }
 
 /* How the child gets the directory opened once for the session: a local
@@ -1852,7 +1924,9 @@ static int child_request(struct exec *e, const struct exec_request *req,
                 r.tmpfs_bytes = req->limits.tmpfs_bytes ? req->limits.tmpfs_bytes : 64ull << 20;
                 r.fsize = quota_ws != NULL ? ws_quota_room(quota_ws) : UINT64_MAX;
                 if (sandbox) {
-                        r.cpu_ms = e->lim.cpu_ms;
+                        /* A warm sandbox gets its CPU rlimit at the call
+                         * (warm_cpu_rlimit), counted from there. */
+                        r.cpu_ms = clock ? e->lim.cpu_ms : 0;
                         r.as_bytes = mem ? 0 : e->lim.memory_bytes;
                         r.nproc = pids ? 0 : e->lim.pids;
                 }
@@ -1887,7 +1961,7 @@ static void child_arm(struct exec *e, const struct exec_request *req, int rc)
                                0);
         uv_timer_start(&e->stats, on_stats, eng->stats_ms, eng->stats_ms);
         if (rc == 0 && !req->keep_stdin &&
-            (rc = write_stdin(e, req->stdin_data, req->stdin_len)) < 0)
+            (rc = write_stdin(e, req->stdin_data, req->stdin_len, e->stdin_due)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));
         if (rc < 0) {
                 e->setup_failed = true;
@@ -2000,7 +2074,11 @@ static void warm_start(struct exec_engine *eng, struct exec *e)
                 e->setup_failed = true;
                 send_kill(e);
         }
+        if (e->in_pool)
+                warm_changed(eng);
 }
+
+static uint64_t proc_cpu_ns(pid_t pid);
 
 /* A warm sandbox for `req`, preferring one whose command already runs. */
 static struct exec *warm_take(struct exec_engine *eng, const struct exec_request *req, uint32_t uid,
@@ -2025,6 +2103,26 @@ static struct exec *warm_take(struct exec_engine *eng, const struct exec_request
         return NULL;
 }
 
+/* The warm command's RLIMIT_CPU, set at the call before the code is handed
+ * over: the CPU time its interpreter's start took plus the call's limit,
+ * rounded up to the second as a cold call's is, so a warm call gets the
+ * allowance a cold one gets, counted from the call. The hard limit stays a
+ * second above (SIGXCPU first, then SIGKILL). 0 or -errno. */
+static int warm_cpu_rlimit(struct exec *e)
+{
+        uint64_t used_ns = proc_cpu_ns(e->cmd_pid), s;
+        struct rlimit rl;
+
+        if (e->lim.cpu_ms == 0)
+                return 0;
+        if (e->cmd_pid <= 0) /* never prlimit(0): that is proctor itself */
+                return -ESRCH;
+        s = (used_ns + e->lim.cpu_ms * 1000000u + 999999999u) / 1000000000u;
+        rl.rlim_cur = s;
+        rl.rlim_max = s + 1;
+        return prlimit(e->cmd_pid, RLIMIT_CPU, &rl, NULL) == 0 ? 0 : -errno;
+}
+
 /* The CPU time the process has run, in ns (its schedstat: /proc/PID/stat
  * counts in clock ticks, too coarse to take off an exact total); 0 when
  * unknown. */
@@ -2045,6 +2143,25 @@ static uint64_t proc_cpu_ns(pid_t pid)
         return strtoull(buf, NULL, 10);
 }
 
+/* A warm sandbox taken before its command ran: now that it runs, its CPU
+ * rlimit is set, then the code is handed over. The rest of its start
+ * counts in the call, as a cold call's start does. */
+static void warm_due(struct exec *e)
+{
+        int rc;
+
+        e->stdin_due = false;
+        if ((rc = warm_cpu_rlimit(e)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot set the CPU time limit: %s",
+                         strerror(-rc));
+        else if (e->stdin_copy != NULL && (rc = stdin_write_kept(e)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot feed stdin: %s", uv_strerror(rc));
+        if (rc < 0) {
+                e->setup_failed = true;
+                send_kill(e);
+        }
+}
+
 /* Makes the warm sandbox the execution `req`: its clocks start now, at
  * the call. The init gets its deadline; the CPU time its command spent
  * starting up is taken off what the cgroup (or, without one, the init's
@@ -2058,8 +2175,13 @@ static void warm_assign(struct exec *e, const struct exec_request *req)
         e->cpu_base_ns = e->cg != NULL ? cs.cpu_ns : proc_cpu_ns(e->cmd_pid);
         e->out_bytes = 0;
         e->truncated = false;
-        if (e->lim.timeout_ms > 0 &&
-            (rc = sandbox_start_clock(e->ctl_fd, now_us() + e->lim.timeout_ms * 1000)) < 0)
+        /* Taken before its command ran: the code waits for it (warm_due). */
+        e->stdin_due = !e->started;
+        if (e->started && (rc = warm_cpu_rlimit(e)) < 0)
+                snprintf(e->error, sizeof(e->error), "cannot set the CPU time limit: %s",
+                         strerror(-rc));
+        else if (e->lim.timeout_ms > 0 &&
+                 (rc = sandbox_start_clock(e->ctl_fd, now_us() + e->lim.timeout_ms * 1000)) < 0)
                 snprintf(e->error, sizeof(e->error), "cannot start the wall clock: %s",
                          strerror(-rc));
         if (e->started) {
@@ -2067,6 +2189,117 @@ static void warm_assign(struct exec *e, const struct exec_request *req)
                 uv_timer_start(&e->grace, warm_announce_due, 0, 0);
         }
         child_arm(e, req, rc);
+}
+
+unsigned exec_warm_policy_next(unsigned target, unsigned cap, enum exec_warm_event ev)
+{
+        if (target > cap)
+                target = cap;
+        switch (ev) {
+        case EXEC_WARM_MISS:
+                return target < cap ? target + 1 : cap;
+        case EXEC_WARM_IDLE:
+                return target > 0 ? target - 1 : 0;
+        case EXEC_WARM_HIT:
+                break;
+        }
+        return target;
+}
+
+void exec_engine_set_warm_room(struct exec_engine *eng, exec_warm_room_fn fn, void *ud)
+{
+        eng->warm_room = fn;
+        eng->warm_room_ud = ud;
+}
+
+/* Whether `e` is a waiting warm sandbox of the current request. */
+static bool warm_waiting(const struct exec_engine *eng, const struct exec *e)
+{
+        return e->warm && e->warm_gen == eng->ww.gen && !e->reaped && !e->killed_sent;
+}
+
+unsigned exec_engine_warm_idle(const struct exec_engine *eng)
+{
+        const struct exec *e;
+        unsigned n = 0;
+
+        for (e = eng->pool; e != NULL; e = e->pool_next)
+                n += warm_waiting(eng, e);
+        return n;
+}
+
+void exec_engine_set_warm_watch(struct exec_engine *eng, exec_warm_watch_fn fn, void *ud)
+{
+        eng->warm_watch = fn;
+        eng->warm_watch_ud = ud;
+}
+
+unsigned exec_engine_warm_list(struct exec_engine *eng, struct exec_stats *st, bool *ready,
+                               unsigned max)
+{
+        struct cgroup_stats cs;
+        struct exec *e;
+        unsigned n = 0, total = exec_engine_warm_idle(eng), i;
+
+        /* The pool is newest first: fill from the end. */
+        for (e = eng->pool; e != NULL; e = e->pool_next) {
+                if (!warm_waiting(eng, e))
+                        continue;
+                i = total - 1 - n++;
+                if (i >= max)
+                        continue;
+                read_stats(e, &cs, true);
+                memset(&st[i], 0, sizeof(st[i]));
+                st[i].cpu_ms = cs.cpu_ns / 1000000u;
+                st[i].mem_bytes = cs.mem_bytes;
+                st[i].mem_peak_bytes = cs.mem_peak_bytes;
+                st[i].pids = cs.pids;
+                if (ready != NULL)
+                        ready[i] = e->started;
+        }
+        return total;
+}
+
+unsigned exec_engine_warm_target(const struct exec_engine *eng)
+{
+        return eng->warm_target;
+}
+
+void exec_engine_warm_trim(struct exec_engine *eng, unsigned keep)
+{
+        unsigned n = exec_engine_warm_idle(eng);
+        struct exec *e, *next;
+        int pass;
+
+        /* Those still starting go first: the others cost more to replace. */
+        for (pass = 0; pass < 2 && n > keep; pass++) {
+                for (e = eng->pool; e != NULL && n > keep; e = next) {
+                        next = e->pool_next;
+                        if (warm_waiting(eng, e) && (pass == 1 || !e->started)) {
+                                send_kill(e);
+                                n--;
+                        }
+                }
+        }
+}
+
+/* No warm call for warm_idle_ms: the pool shrinks by one. */
+static void warm_idle_due(uv_timer_t *t)
+{
+        struct exec_engine *eng = t->data;
+
+        eng->warm_target = exec_warm_policy_next(eng->warm_target, eng->warm, EXEC_WARM_IDLE);
+        exec_engine_warm_trim(eng, eng->warm_target);
+        if (eng->warm_target > 0)
+                uv_timer_start(&eng->warm_idle, warm_idle_due, eng->warm_idle_ms, 0);
+}
+
+/* A warm call came, and found a warm sandbox or not. */
+static void warm_note_call(struct exec_engine *eng, bool hit)
+{
+        eng->warm_target = exec_warm_policy_next(eng->warm_target, eng->warm,
+                                                 hit ? EXEC_WARM_HIT : EXEC_WARM_MISS);
+        uv_timer_start(&eng->warm_idle, warm_idle_due, eng->warm_idle_ms, 0);
 }
 
 int exec_engine_warm_stats(struct exec_engine *eng, struct exec_stats *st)
@@ -2274,8 +2507,12 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                 child_assign(e, req, ws);
         if (req->warm && sandbox && req->ws != NULL) {
                 warm_remember(eng, req, uid, gid);
-                /* The first warm call of a session, or a changed request. */
-                if (eng->warm > 0 && !eng->freeing)
+                if (eng->warm > 0)
+                        warm_note_call(eng, e->warm);
+                /* The first warm call of a session, or a changed request;
+                 * a warm call's own successor starts after its result
+                 * (report_exit). */
+                if (eng->warm > 0 && !eng->freeing && !e->warm)
                         uv_timer_start(&eng->refill, pool_refill, 0, 0);
         } else {
                 eng->want_iso = req->isolation;

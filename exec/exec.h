@@ -135,12 +135,15 @@ struct exec_engine_opts {
         uint32_t stats_interval_ms; /* 0: 250 */
         bool no_cgroups;            /* force the rlimit-only path */
         unsigned prewarm;           /* children kept ready for the next spawn (0: none) */
-        /* Sandboxes kept with the command of the last warm request already
-         * started, waiting for its stdin (0: none). Each is its own clone,
-         * used once. Their wall clock starts at the call; their CPU time
-         * before it is not reported or limited by the cgroup, but counts
-         * against RLIMIT_CPU, a per-process backstop in whole seconds. */
+        /* At most this many sandboxes kept with the command of the last
+         * warm request already started, waiting for its stdin (0: none).
+         * Each is its own clone, used once. Their wall clock, reported CPU
+         * time and CPU limits start at the call. How many are kept follows
+         * the calls (exec_warm_policy_next), within what the room callback
+         * allows (exec_engine_set_warm_room). */
         unsigned warm;
+        /* A warm pool with no warm call for this long shrinks by one (0: 30 s). */
+        uint32_t warm_idle_ms;
         /* An image's root (exec/image) that every sandbox gets read-only
          * instead of the host's /usr and /etc entries; NULL: the host's. */
         const char *image_root;
@@ -250,6 +253,37 @@ const char *exec_cgroup_missing_text(unsigned have);
  * counters so far (cpu_ms: what starting it cost; mem_bytes: the memory
  * it holds while it waits). -ENOENT when none is ready. */
 int exec_engine_warm_stats(struct exec_engine *eng, struct exec_stats *st);
+
+/* What happened to the warm pool's size: a warm call found a warm sandbox
+ * (HIT) or none (MISS), or no warm call came for warm_idle_ms (IDLE). */
+enum exec_warm_event { EXEC_WARM_HIT, EXEC_WARM_MISS, EXEC_WARM_IDLE };
+/* The policy for the number of warm sandboxes to keep: one more for each
+ * call that found none (a burst, or calls closer together than a start),
+ * one less for each idle period, within [0, cap]. Pure. */
+unsigned exec_warm_policy_next(unsigned target, unsigned cap, enum exec_warm_event ev);
+/* Asked before each warm sandbox is added to the pool, with the number
+ * already there (started or starting): whether the session's bounds leave
+ * room for one more. NULL (the default): always. */
+typedef bool (*exec_warm_room_fn)(void *ud, unsigned idle);
+void exec_engine_set_warm_room(struct exec_engine *eng, exec_warm_room_fn fn, void *ud);
+/* Warm sandboxes waiting in the pool (started or starting), and how many
+ * the policy wants now. */
+unsigned exec_engine_warm_idle(const struct exec_engine *eng);
+unsigned exec_engine_warm_target(const struct exec_engine *eng);
+/* Lets go of waiting warm sandboxes beyond `keep` (a real call needs their
+ * room); the policy's size is unchanged. */
+void exec_engine_warm_trim(struct exec_engine *eng, unsigned keep);
+
+/* Called when the set of waiting warm sandboxes changes (one added, its
+ * command started, taken by a call, or let go); not while the engine is
+ * being freed. NULL: none. */
+typedef void (*exec_warm_watch_fn)(void *ud);
+void exec_engine_set_warm_watch(struct exec_engine *eng, exec_warm_watch_fn fn, void *ud);
+/* The waiting warm sandboxes now, oldest first: up to `max` counters (from
+ * their cgroups, or their command's /proc entry) and whether each one's
+ * command runs (`ready`, may be NULL). Returns how many wait. */
+unsigned exec_engine_warm_list(struct exec_engine *eng, struct exec_stats *st, bool *ready,
+                               unsigned max);
 
 /* Number of live executions (spawned and not yet removed). */
 unsigned exec_engine_live(const struct exec_engine *eng);

@@ -374,6 +374,10 @@ static void draw_exec(struct app *a, const struct layout_rect *r, long i)
                 snprintf(line + strlen(line), sizeof(line) - strlen(line), "%.2f ms",
                          (double)e->teardown_us / 1000.0);
         draw_put(a, y++, x, w, THEME_TEXT, line);
+        if (e->image[0] != '\0') {
+                snprintf(line, sizeof(line), "image    %s (its root filesystem)", e->image);
+                draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        }
         fmt_bytes(b1, sizeof(b1), l->memory_bytes);
         fmt_bytes(b2, sizeof(b2), l->tmpfs_bytes);
         fmt_bytes(b3, sizeof(b3), l->output_bytes);

@@ -536,20 +536,25 @@ int draw_exec_rows(int w)
         return 1 + (METRIC_COUNT + per - 1) / per;
 }
 
-/* "#3 running 1.2s setup 1.1ms", and how it ended once it has. */
+/* "#3 running 1.2s setup 1.1ms", how it ended once it has, and the image
+ * its root comes from (untrusted text: drawn by draw_put_untrusted). */
 static void exec_title(struct app *a, char *line, size_t len, const struct viewmodel_exec *e)
 {
         uint64_t now = viewmodel_session(a->vm)->elapsed_ms;
         char age[16], end[48] = "";
+        /* the image's last path part, as the header's badge names it */
+        const char *img = strrchr(e->image, '/');
 
         fmt_ms(age, sizeof(age), e->exited_ms ? e->exited_ms - e->created_ms : now - e->created_ms);
         if (e->state == VM_EXEC_EXITED)
                 snprintf(end, sizeof(end), "  exit %d", e->exit_code);
         else if (e->signal > 0)
                 snprintf(end, sizeof(end), "  signal %d", e->signal);
-        snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s%s%s%s", (unsigned long long)e->id,
-                 viewmodel_exec_state_name(e->state), age, (double)e->setup_us / 1000.0,
-                 e->warm ? " warm" : "", end, e->label[0] != '\0' ? "  " : "", e->label);
+        snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s%s%s%s%s%.24s",
+                 (unsigned long long)e->id, viewmodel_exec_state_name(e->state), age,
+                 (double)e->setup_us / 1000.0, e->warm ? " warm" : "", end,
+                 e->label[0] != '\0' ? "  " : "", e->label, e->image[0] != '\0' ? "  image " : "",
+                 img != NULL ? img + 1 : e->image);
 }
 
 void draw_execs(struct app *a, const struct layout_rect *r)
@@ -559,12 +564,26 @@ void draw_execs(struct app *a, const struct layout_rect *r)
         int y = r->y + 1, bottom = r->y + r->h - 1, per = metrics_per_row(r->w);
         int cw = (r->w - 4) / per, rows = draw_exec_rows(r->w);
         char line[512], title[200];
+        const struct viewmodel_warm *wv;
+        int nw = (int)viewmodel_warm(a->vm, &wv), k;
 
-        place(a, PANE_EXECS, r->h - 2, rows);
+        /* Warm sandboxes waiting for a call: a line each, above the
+         * executions, as long as one execution still fits below. */
+        if (nw > r->h - 2 - rows)
+                nw = r->h - 2 - rows > 0 ? r->h - 2 - rows : 0;
+        place(a, PANE_EXECS, r->h - 2 - nw, rows);
         n = (long)lv->n;
         list_title(a, PANE_EXECS, draw_shows_sandbox(a) ? "sandboxes" : "processes", title,
                    sizeof(title));
         draw_box(a, r, title, a->focus == PANE_EXECS);
+        for (k = 0; k < nw; k++, y++) {
+                char mem[16];
+                fmt_bytes(mem, sizeof(mem), wv[k].mem_bytes);
+                snprintf(line, sizeof(line), "warm   %-8s  mem %-6s start cpu %llums",
+                         wv[k].ready ? "waiting" : "starting", mem,
+                         (unsigned long long)wv[k].cpu_ms);
+                draw_put(a, y, r->x + 1, r->w - 2, THEME_TEXT_DIM, line);
+        }
         for (row = a->top[PANE_EXECS]; row < n && y < bottom; row++) {
                 const struct viewmodel_exec *e = viewmodel_exec(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_EXECS && i == a->sel[PANE_EXECS];
@@ -573,8 +592,9 @@ void draw_execs(struct app *a, const struct layout_rect *r)
                 if (sel)
                         draw_fill(a, y, r->x + 1, r->w - 2, THEME_SELECTION);
                 exec_title(a, line, sizeof(line), e);
-                draw_put(a, y, r->x + 1, r->w - 2, sel ? THEME_SELECTION : draw_exec_role(e->state),
-                         line);
+                draw_put_untrusted(a, y, r->x + 1, r->w - 2,
+                                   sel ? THEME_SELECTION : draw_exec_role(e->state), line,
+                                   strlen(line));
                 for (m = 0; m < METRIC_COUNT; m++) {
                         int gy = y + 1 + m / per, gx = r->x + 3 + (m % per) * cw;
                         if (gy < bottom)

@@ -113,8 +113,21 @@ $T send-keys -t sv Tab Enter
 expect_screen sv "from the image" "its sandbox ran in the image's root"
 $T send-keys -t sv Escape
 sleep 0.2
+# the execution's detail names the image its root comes from
+$T send-keys -t sv Tab
+sleep 0.2
+$T send-keys -t sv Enter
+expect_screen sv "image +$IMG/base.tar \(its root filesystem\)" "the execution's detail names its image"
+$T send-keys -t sv Escape
+sleep 0.2
 $T send-keys -t sv q
 expect_screen sv "EXITED 0" "quit the supervisor"
+# a pane wide enough shows the image on the execution's row itself
+start sw 260x30 "XDG_CACHE_HOME=$XDG_CACHE_HOME $PROCTOR --mode sandbox --image $IMG/base.tar --model script:$WORK/sv.jsonl"
+expect_screen sw "Where should this session's tools run" "the wide supervisor's setup"
+$T send-keys -t sw go Enter
+expect_screen sw "#1 exited .*exit 0  image base.tar" "the execution's row names its image" 10
+$T send-keys -t sw q
 
 # ---- a session: run's bash tool in the image ----
 cat >"$WORK/s.jsonl" <<'S'

@@ -81,6 +81,8 @@ $T send-keys -t w go Enter
 expect_screen w "Python done" "two Python calls" 15
 expect_screen w "#2 exited .*setup [0-9.]+ms warm" "the second took a warm interpreter, and the row says so"
 check "the first was cold" sh -c "! $T capture-pane -p -t w | grep -E '#1 exited' | grep -q warm"
+# the warm sandbox made for the next call waits in a row of its own, with its memory
+expect_screen w "│warm   waiting +mem [0-9.]+[KM] +start cpu [0-9]+ms" "a waiting warm sandbox has its own row"
 $T send-keys -t w q
 expect_screen w "EXITED 0" "quit after the warm calls"
 finish

@@ -61,10 +61,15 @@ struct fixture {
         char dir[64];
 };
 
+/* The engine's warm cap and idle period for the next setup. */
+static unsigned warm_cap = 1;
+static uint32_t warm_idle_ms;
+
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof(*f));
-        struct exec_engine_opts o = {.warm = 1, .stats_interval_ms = 50};
+        struct exec_engine_opts o = {
+            .warm = warm_cap, .warm_idle_ms = warm_idle_ms, .stats_interval_ms = 50};
         char err[256];
 
         exec_fixture_dir(f->dir, sizeof(f->dir), "warm");
@@ -103,10 +108,21 @@ static void idle(struct fixture *f, uint64_t ms)
 }
 
 static uint64_t timeout_ms = 20000;
+static uint64_t cpu_ms; /* 0: the default limit */
 
 /* Runs `code` as run_python_code does (warm: may take a warm sandbox), or,
  * with cold_c, as `python3 -c CODE` in a cold sandbox: the reference. */
+static void start_code(struct fixture *f, const char *code, bool warm, bool cold_c, struct run *r);
+
 static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c, struct run *r)
+{
+        start_code(f, code, warm, cold_c, r);
+        exec_fixture_run_until(&f->loop, &r->removed);
+        r->out[r->nout] = r->err[r->nerr] = '\0';
+}
+
+/* Starts `code` (see run_code) without waiting for it. */
+static void start_code(struct fixture *f, const char *code, bool warm, bool cold_c, struct run *r)
 {
         char *argv_c[] = {"python3", "-c", (char *)code, NULL};
         struct exec_request req = {.isolation = EXEC_SANDBOX, .ws = f->ws, .ws_mode = EXEC_WS_RW};
@@ -116,6 +132,8 @@ static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c
         memset(r, 0, sizeof(*r));
         req.limits = exec_limits_default();
         req.limits.timeout_ms = timeout_ms;
+        if (cpu_ms > 0)
+                req.limits.cpu_ms = cpu_ms;
         req.argv = cold_c ? argv_c : exec_python_argv;
         if (!cold_c) {
                 req.stdin_data = code;
@@ -124,7 +142,6 @@ static void run_code(struct fixture *f, const char *code, bool warm, bool cold_c
         }
         assert_int_equal(exec_spawn(f->eng, &req, &cbs, r, &e, err, sizeof(err)), 0);
         r->warm = exec_warm(e);
-        exec_fixture_run_until(&f->loop, &r->removed);
 }
 
 /* Until a warm sandbox waits with its interpreter started. */
@@ -230,7 +247,8 @@ static void test_fresh_each_call(void **state)
 }
 
 /* The stub and the code run under the call's seccomp filter, rlimits, uid
- * and cgroup: the same as a cold sandbox's, and a denied call is denied. */
+ * and cgroup: the same as a cold sandbox's, and a denied call is denied.
+ * (RLIMIT_CPU counts from the call: see test_cpu_rlimit_from_call.) */
 static void test_same_policy(void **state)
 {
         static const char probe[] =
@@ -239,7 +257,7 @@ static void test_same_policy(void **state)
             "          if ':\\t' in l)\n"
             "print(st['Seccomp'].strip(), st['NoNewPrivs'].strip(), st['CapEff'].strip())\n"
             "print([resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource))\n"
-            "       if n.startswith('RLIMIT_')])\n"
+            "       if n.startswith('RLIMIT_') and n != 'RLIMIT_CPU'])\n"
             "print(open('/proc/self/cgroup').read().count('\\n') > 0, os.getuid(), os.getgid())\n";
         static const char denied[] = "import ctypes, os\n"
                                      "libc = ctypes.CDLL(None, use_errno=True)\n"
@@ -300,6 +318,166 @@ static void test_cpu_from_call(void **state)
         assert_true(r.res.cpu_ms < st.cpu_ms);
 }
 
+/* The CPU rlimit a warm call runs under counts from the call, as a cold
+ * call's counts from its start: what is left of it when the code starts is
+ * at least the call's limit (rounded up to the second, as a cold call's),
+ * not that minus what the interpreter's start took. And it holds. */
+static void test_cpu_rlimit_from_call(void **state)
+{
+        static const char probe[] = "import resource\n"
+                                    "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+                                    "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+                                    "left = soft - u.ru_utime - u.ru_stime\n"
+                                    "print(left >= 1.0, left <= 2.0, hard - soft)\n";
+        /* Taken while still starting, its start falls in the call, as a
+         * cold call's does: what is left is the limit less that start. */
+        static const char probe_soon[] = "import resource\n"
+                                         "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+                                         "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+                                         "left = soft - u.ru_utime - u.ru_stime\n"
+                                         "print(left >= 0.9, left <= 2.0, hard - soft)\n";
+        struct fixture *f = *state;
+        struct run cold, warm, soon, r_spin;
+
+        cpu_ms = 1000;
+        prime(f);
+        run_warm(f, probe, &warm);
+        /* at once: the one still starting is taken, and gets it once it runs */
+        run_code(f, probe_soon, true, false, &soon);
+        /* the premise: a cold call's start counts against its own limit */
+        run_code(f, probe, false, false, &cold);
+        run_warm(f, "while True: pass", &r_spin);
+        cpu_ms = 0;
+        assert_false(cold.warm);
+        assert_string_equal(cold.out, "False True 1\n");
+        assert_string_equal(warm.out, "True True 1\n");
+        assert_true(soon.warm);
+        assert_string_equal(soon.out, "True True 1\n");
+        assert_int_equal(r_spin.res.reason, EXEC_CPU_LIMIT);
+        assert_true(r_spin.res.wall_ms < 4000);
+}
+
+/* The pool's size policy: one more per call that found none, one less
+ * per idle period, within [0, cap]. */
+static void test_policy(void **state)
+{
+        (void)state;
+        assert_int_equal(exec_warm_policy_next(0, 3, EXEC_WARM_MISS), 1);
+        assert_int_equal(exec_warm_policy_next(2, 3, EXEC_WARM_MISS), 3);
+        assert_int_equal(exec_warm_policy_next(3, 3, EXEC_WARM_MISS), 3);
+        assert_int_equal(exec_warm_policy_next(2, 3, EXEC_WARM_HIT), 2);
+        assert_int_equal(exec_warm_policy_next(2, 3, EXEC_WARM_IDLE), 1);
+        assert_int_equal(exec_warm_policy_next(0, 3, EXEC_WARM_IDLE), 0);
+        assert_int_equal(exec_warm_policy_next(1, 0, EXEC_WARM_MISS), 0);
+        assert_int_equal(exec_warm_policy_next(5, 3, EXEC_WARM_HIT), 3);
+}
+
+/* Until `n` warm sandboxes wait with their interpreter started (or 10 s). */
+static unsigned wait_idle(struct fixture *f, unsigned n)
+{
+        int i;
+
+        for (i = 0; i < 200 && exec_engine_warm_idle(f->eng) < n; i++)
+                idle(f, 50);
+        idle(f, 400); /* their interpreters' start and imports */
+        return exec_engine_warm_idle(f->eng);
+}
+
+static void burst(struct fixture *f, struct run *r, unsigned n)
+{
+        unsigned i, done;
+
+        for (i = 0; i < n; i++)
+                start_code(f, "print('burst')", true, false, &r[i]);
+        do {
+                uv_run(&f->loop, UV_RUN_ONCE);
+                for (i = done = 0; i < n; i++)
+                        done += r[i].removed;
+        } while (done < n);
+        for (i = 0; i < n; i++) {
+                r[i].out[r[i].nout] = '\0';
+                assert_string_equal(r[i].out, "burst\n");
+        }
+}
+
+static unsigned count_warm(const struct run *r, unsigned n)
+{
+        unsigned i, w = 0;
+
+        for (i = 0; i < n; i++)
+                w += r[i].warm;
+        return w;
+}
+
+/* Calls in a burst grow the pool (cap 3), so the next burst gets warm
+ * sandboxes; idle periods shrink it to nothing. */
+static void test_pool_follows_calls(void **state)
+{
+        struct fixture *f = *state;
+        struct run r[3];
+
+        prime(f);
+        assert_int_equal(exec_engine_warm_target(f->eng), 1);
+        assert_int_equal(wait_idle(f, 1), 1);
+        burst(f, r, 3);
+        assert_int_equal(count_warm(r, 3), 1); /* one waited, two found none */
+        assert_int_equal(exec_engine_warm_target(f->eng), 3);
+        assert_int_equal(wait_idle(f, 3), 3);
+        burst(f, r, 3);
+        assert_int_equal(count_warm(r, 3), 3);
+        assert_int_equal(wait_idle(f, 3), 3);
+        /* idle: one less per period (1 s here), down to none */
+        idle(f, 1300);
+        assert_true(exec_engine_warm_target(f->eng) < 3);
+        assert_true(exec_engine_warm_idle(f->eng) <= exec_engine_warm_target(f->eng));
+        idle(f, 3000);
+        assert_int_equal(exec_engine_warm_target(f->eng), 0);
+        idle(f, 200); /* what was let go is reaped */
+        assert_int_equal(exec_engine_warm_idle(f->eng), 0);
+        run_code(f, "print(2)", true, false, &r[0]);
+        assert_false(r[0].warm); /* none was kept */
+        assert_int_equal(exec_engine_warm_target(f->eng), 1);
+}
+
+static bool room_for_one(void *ud, unsigned idle_n)
+{
+        (*(unsigned *)ud)++;
+        return idle_n < 1;
+}
+
+/* The room callback bounds the pool whatever the policy wants, and a trim
+ * lets waiting ones go at once. */
+static void test_pool_room(void **state)
+{
+        struct fixture *f = *state;
+        unsigned asked = 0;
+        struct run r[3];
+
+        exec_engine_set_warm_room(f->eng, room_for_one, &asked);
+        prime(f);
+        wait_idle(f, 1);
+        burst(f, r, 3);
+        assert_int_equal(exec_engine_warm_target(f->eng), 3);
+        idle(f, 1000);
+        assert_int_equal(exec_engine_warm_idle(f->eng), 1);
+        assert_true(asked >= 2); /* it was asked, and said no */
+        exec_engine_warm_trim(f->eng, 0);
+        assert_int_equal(exec_engine_warm_idle(f->eng), 0);
+        exec_engine_set_warm_room(f->eng, NULL, NULL);
+}
+
+static int setup_pool(void **state)
+{
+        int rc;
+
+        warm_cap = 3;
+        warm_idle_ms = 1000;
+        rc = setup(state);
+        warm_cap = 1;
+        warm_idle_ms = 0;
+        return rc;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -308,6 +486,10 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_same_policy, setup, teardown),
             cmocka_unit_test_setup_teardown(test_clock_starts_at_call, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cpu_from_call, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cpu_rlimit_from_call, setup, teardown),
+            cmocka_unit_test(test_policy),
+            cmocka_unit_test_setup_teardown(test_pool_follows_calls, setup_pool, teardown),
+            cmocka_unit_test_setup_teardown(test_pool_room, setup_pool, teardown),
         };
         return cmocka_run_group_tests_name("warm", tests, NULL, NULL);
 }

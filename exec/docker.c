@@ -25,6 +25,7 @@
 
 #include "exec/docker_api.h"
 #include "exec/http.h"
+#include "exec/seccomp.h"
 #include "exec/selfrun.h"
 
 #define ATTACH_HEAD_MAX 4096
@@ -37,6 +38,7 @@ struct docker_rt {
         char *image, *session;
         char host_name[256];
         struct selfrun self; /* proctor's binary and libraries, for the file tools */
+        char *seccomp;       /* proctor's policy as the engine's profile */
         unsigned pending;    /* requests of its own (the sweep) in flight */
         bool freeing;
 };
@@ -54,6 +56,15 @@ struct dk_call {
         size_t len, cap;
         char arg[80];
 };
+
+static void rt_free(struct docker_rt *rt)
+{
+        http_client_free(rt->http);
+        free(rt->image);
+        free(rt->session);
+        free(rt->seccomp);
+        free(rt);
+}
 
 struct dk_exec {
         struct docker_rt *rt;
@@ -149,10 +160,7 @@ static void call_free(struct dk_call *c)
         if (x != NULL)
                 x_unref(x);
         else if (--rt->pending == 0 && rt->freeing) {
-                http_client_free(rt->http);
-                free(rt->image);
-                free(rt->session);
-                free(rt);
+                rt_free(rt);
         }
 }
 
@@ -1018,6 +1026,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         struct docker_create dc = {
             .image = rt->image,
             .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
+            .seccomp_profile = rt->seccomp,
             .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
                                                                                          : NULL,
             .env = req->env_extra,
@@ -1233,8 +1242,10 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 rc = check_socket(&rt->ep, err, errlen);
         if (rc == 0)
                 rc = selfrun_probe(&rt->self, err, errlen);
+        if (rc == 0 && (rt->seccomp = seccomp_policy_profile_json()) == NULL)
+                rc = -ENOMEM;
         if (rc < 0) {
-                free(rt);
+                rt_free(rt);
                 return rc;
         }
         rt->loop = loop;
@@ -1244,10 +1255,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         if (gethostname(rt->host_name, sizeof(rt->host_name) - 1) < 0)
                 rt->host_name[0] = '\0';
         if (rt->image == NULL || rt->session == NULL || rt->http == NULL) {
-                http_client_free(rt->http);
-                free(rt->image);
-                free(rt->session);
-                free(rt);
+                rt_free(rt);
                 return -ENOMEM;
         }
         /* The sweep: containers whose proctor is gone (killed by SIGKILL). */
@@ -1258,10 +1266,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         if (c == NULL) {
                 snprintf(err, errlen,
                          "cannot load libcurl for the Docker Engine API (Debian/Ubuntu: libcurl4)");
-                http_client_free(rt->http);
-                free(rt->image);
-                free(rt->session);
-                free(rt);
+                rt_free(rt);
                 return -ELIBACC;
         }
         *state = rt;
@@ -1274,10 +1279,7 @@ static void dk_engine_free(void *state)
 
         rt->freeing = true;
         if (rt->pending == 0) {
-                http_client_free(rt->http);
-                free(rt->image);
-                free(rt->session);
-                free(rt);
+                rt_free(rt);
         }
 }
 

@@ -125,9 +125,16 @@ static json_t *host_config(const struct docker_create *c)
         else
                 json_decref(binds);
         json_object_set_new(hc, "CapDrop", json_pack("[s]", "ALL"));
-        /* The engine's default seccomp profile stays on (it is not named:
-         * naming "unconfined" is the only way to drop it). */
+        /* proctor's own policy, as the engine's profile; without one the
+         * engine's default stays on (only naming "unconfined" drops it). */
         json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "no-new-privileges"));
+        if (c->seccomp_profile != NULL) {
+                char *opt_seccomp = NULL;
+                if (asprintf(&opt_seccomp, "seccomp=%s", c->seccomp_profile) > 0)
+                        json_array_append_new(json_object_get(hc, "SecurityOpt"),
+                                              json_string(opt_seccomp));
+                free(opt_seccomp);
+        }
         /* Output goes to proctor through the attach stream only. */
         json_object_set_new(hc, "LogConfig", json_pack("{s:s}", "Type", "none"));
         return hc;

@@ -50,6 +50,9 @@ struct docker_create {
         /* The command is proctor itself (a file tool): its binary and
          * libraries bound read-only (see exec/selfrun); or NULL. */
         const struct selfrun *self;
+        /* The profile the engine loads (seccomp_policy_profile_json), or
+         * NULL for the engine's default. */
+        const char *seccomp_profile;
 };
 
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */

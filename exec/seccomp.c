@@ -5,6 +5,7 @@
 #include "exec/seccomp.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -547,3 +548,96 @@ const struct seccomp_policy *seccomp_policy_builtin(void)
         return &builtin;
 }
 #endif
+
+/* ---- the policy as a container engine's profile ---- */
+
+static json_t *masked_eq(unsigned arg, uint64_t mask, uint64_t val)
+{
+        return json_pack("{s:I,s:I,s:I,s:s}", "index", (json_int_t)arg, "value", (json_int_t)mask,
+                         "valueTwo", (json_int_t)val, "op", "SCMP_CMP_MASKED_EQ");
+}
+
+/* One rule: `action` for `name` when every condition in args (or none). */
+static void profile_rule(json_t *rules, const char *name, const char *action, json_t *args)
+{
+        json_t *r = json_pack("{s:[s],s:s}", "names", name, "action", action);
+
+        if (args != NULL)
+                json_object_set_new(r, "args", args);
+        json_array_append_new(rules, r);
+}
+
+static bool is_mode_call(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_LEN(mode_calls); i++)
+                if (strcmp(mode_calls[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+/* A mode-setting call, allowed when its mode has no setuid/setgid bit (a
+ * mknod's also no device type), or when its open flags create nothing. */
+static void profile_mode_call(json_t *rules, size_t i)
+{
+        static const unsigned long node_types[] = {0, S_IFREG, S_IFIFO, S_IFSOCK};
+        const unsigned long suid = S_ISUID | S_ISGID;
+        const char *name = mode_calls[i].name;
+        unsigned arg = mode_calls[i].mode_arg;
+
+        if (strncmp(name, "mknod", 5) == 0) {
+                for (size_t t = 0; t < ARRAY_LEN(node_types); t++)
+                        profile_rule(
+                            rules, name, "SCMP_ACT_ALLOW",
+                            json_pack("[o]", masked_eq(arg, S_IFMT | suid, node_types[t])));
+                return;
+        }
+        profile_rule(rules, name, "SCMP_ACT_ALLOW", json_pack("[o]", masked_eq(arg, suid, 0)));
+        if (mode_calls[i].flags_arg >= 0)
+                profile_rule(rules, name, "SCMP_ACT_ALLOW",
+                             json_pack("[o]", masked_eq((unsigned)mode_calls[i].flags_arg,
+                                                        O_CREAT | __O_TMPFILE, 0)));
+}
+
+static void profile_checked_call(json_t *rules, const char *name, enum check check)
+{
+        if (check == NO_NAMESPACES) {
+                profile_rule(rules, name, "SCMP_ACT_ALLOW",
+                             json_pack("[o]", masked_eq(0, NAMESPACE_FLAGS, 0)));
+                return;
+        }
+        for (size_t f = 0; f < ARRAY_LEN(socket_families); f++)
+                profile_rule(rules, name, "SCMP_ACT_ALLOW",
+                             json_pack("[o]", masked_eq(0, LOW32, (uint64_t)socket_families[f])));
+}
+
+/* The profile's name for the native arch ("SCMP_ARCH_X86_64"). */
+static const char *native_arch_name(void)
+{
+        return seccomp_arch_native() == SCMP_ARCH_AARCH64 ? "SCMP_ARCH_AARCH64"
+                                                          : "SCMP_ARCH_X86_64";
+}
+
+char *seccomp_policy_profile_json(void)
+{
+        json_t *plain = json_array(), *rules = json_array(), *p;
+        char *s;
+
+        for (size_t i = 0; i < ARRAY_LEN(allowlist); i++)
+                if (seccomp_syscall_resolve_name(allowlist[i]) >= 0 && !is_mode_call(allowlist[i]))
+                        json_array_append_new(plain, json_string(allowlist[i]));
+        json_array_append_new(rules,
+                              json_pack("{s:o,s:s}", "names", plain, "action", "SCMP_ACT_ALLOW"));
+        for (size_t i = 0; i < ARRAY_LEN(mode_calls); i++)
+                if (seccomp_syscall_resolve_name(mode_calls[i].name) >= 0)
+                        profile_mode_call(rules, i);
+        for (size_t i = 0; i < ARRAY_LEN(checked_calls); i++)
+                profile_checked_call(rules, checked_calls[i].name, checked_calls[i].check);
+        /* As in the filter: flags in memory it cannot read, so "no such call". */
+        json_array_append_new(rules, json_pack("{s:[s,s],s:s,s:i}", "names", "clone3", "openat2",
+                                               "action", "SCMP_ACT_ERRNO", "errnoRet", ENOSYS));
+        p = json_pack("{s:s,s:i,s:[s],s:o}", "defaultAction", "SCMP_ACT_ERRNO", "defaultErrnoRet",
+                      EPERM, "architectures", native_arch_name(), "syscalls", rules);
+        s = p != NULL ? json_dumps(p, JSON_COMPACT) : NULL;
+        json_decref(p);
+        return s;
+}

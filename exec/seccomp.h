@@ -53,6 +53,14 @@ const struct seccomp_policy *seccomp_policy_builtin(void);
 /* For the build: writes p as C source that defines the builtin policy. */
 int seccomp_policy_write_c(const struct seccomp_policy *p, FILE *f);
 
+/* The same rules as a seccomp profile in the JSON format of Docker Engine
+ * and the OCI runtime spec (malloc'ed; NULL when out of memory), for an
+ * engine to load in a container: one filter, so each call that the guard
+ * narrows is allowed only with safe arguments instead (modes without
+ * setuid/setgid bits, no device nodes). ioctl is allowed whole there: a
+ * container's terminal, if any, is its own, never the operator's. */
+char *seccomp_policy_profile_json(void);
+
 /* True when both policies load the same BPF programs. */
 bool seccomp_policy_equal(const struct seccomp_policy *a, const struct seccomp_policy *b);
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <pthread.h>
@@ -717,6 +718,75 @@ static void test_counts(void **state)
 
 /* The sandbox loads the policy compiled at build time: it must be exactly
  * what libseccomp compiles from the source now, counts included. */
+/* The profile for container engines: what runc or crun load. Each call the
+ * filter narrows by its arguments appears only with those conditions (an
+ * unconditional rule beside them would void them), and nothing outside the
+ * allowlist is there. The engine itself is attacked in t_docker.sh. */
+static const json_t *profile_rules_for(const json_t *rules, const char *name, size_t *n)
+{
+        const json_t *found = NULL, *r, *nm;
+        size_t i, j;
+
+        *n = 0;
+        json_array_foreach (rules, i, r)
+                json_array_foreach (json_object_get(r, "names"), j, nm) {
+                        if (strcmp(json_string_value(nm), name) == 0) {
+                                found = found != NULL ? found : r;
+                                (*n)++;
+                        }
+                }
+        return found;
+}
+
+static void test_profile_json(void **state)
+{
+        char *s = seccomp_policy_profile_json();
+        json_t *p = s != NULL ? json_loads(s, 0, NULL) : NULL, *rules, *a;
+        const json_t *r;
+        size_t n;
+
+        assert_non_null(p);
+        assert_string_equal(json_string_value(json_object_get(p, "defaultAction")),
+                            "SCMP_ACT_ERRNO");
+        assert_int_equal(json_integer_value(json_object_get(p, "defaultErrnoRet")), EPERM);
+        rules = json_object_get(p, "syscalls");
+        r = profile_rules_for(rules, "read", &n);
+        assert_int_equal(n, 1);
+        assert_null(json_object_get(r, "args"));
+        assert_string_equal(json_string_value(json_object_get(r, "action")), "SCMP_ACT_ALLOW");
+        for (const char *const *no =
+                 (const char *const[]){"ptrace", "unshare", "setns", "mount", "bpf", "keyctl",
+                                       "perf_event_open", "process_vm_readv", NULL};
+             *no != NULL; no++) {
+                profile_rules_for(rules, *no, &n);
+                assert_int_equal(n, 0);
+        }
+        /* chmod: only without setuid/setgid bits */
+        r = profile_rules_for(rules, "chmod", &n);
+        assert_int_equal(n, 1);
+        a = json_array_get(json_object_get(r, "args"), 0);
+        assert_string_equal(json_string_value(json_object_get(a, "op")), "SCMP_CMP_MASKED_EQ");
+        assert_int_equal(json_integer_value(json_object_get(a, "index")), 1);
+        assert_int_equal(json_integer_value(json_object_get(a, "value")), S_ISUID | S_ISGID);
+        assert_int_equal(json_integer_value(json_object_get(a, "valueTwo")), 0);
+        /* openat: safe mode, or flags that create nothing */
+        profile_rules_for(rules, "openat", &n);
+        assert_int_equal(n, 2);
+        /* clone: no namespace flag */
+        r = profile_rules_for(rules, "clone", &n);
+        assert_int_equal(n, 1);
+        a = json_array_get(json_object_get(r, "args"), 0);
+        assert_true(json_integer_value(json_object_get(a, "value")) & CLONE_NEWUSER);
+        assert_int_equal(json_integer_value(json_object_get(a, "valueTwo")), 0);
+        /* socket: one rule per family, never AF_PACKET */
+        profile_rules_for(rules, "socket", &n);
+        assert_int_equal(n, 4);
+        r = profile_rules_for(rules, "clone3", &n);
+        assert_int_equal(json_integer_value(json_object_get(r, "errnoRet")), ENOSYS);
+        json_decref(p);
+        free(s);
+}
+
 static void test_builtin_matches(void **state)
 {
         const struct seccomp_policy *b = seccomp_policy_builtin();
@@ -754,7 +824,7 @@ static const struct CMUnitTest fixed_tests[] = {
     cmocka_unit_test(test_sh_python),       cmocka_unit_test(test_git_version),
     cmocka_unit_test(test_coreutils),       cmocka_unit_test(test_cc_and_make),
     cmocka_unit_test(test_git_commit),      cmocka_unit_test(test_counts),
-    cmocka_unit_test(test_builtin_matches),
+    cmocka_unit_test(test_builtin_matches), cmocka_unit_test(test_profile_json),
 };
 
 int main(void)

@@ -53,6 +53,8 @@ try:
         sys.exit("an unknown KVM API version")
     vm = fcntl.ioctl(fd, 0xAE01, 0)  # KVM_CREATE_VM
     fcntl.ioctl(vm, 0xAE41, 0)  # KVM_CREATE_VCPU
+except PermissionError as e:
+    sys.exit(str(e) + " (root or the kvm group needed)")
 except OSError as e:
     sys.exit(str(e))
 ' 2>&1) || skip "/dev/kvm is not usable: $why"

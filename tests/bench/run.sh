@@ -3,7 +3,7 @@
 # tables. Reports, does not gate: exits 0 even when a target is missed, and
 # non-zero only when a benchmark could not run at all (a failed execution).
 #
-# Eleven tables:
+# Twelve tables:
 #   1. spawn, back to back, no pool: the raw cost of building one sandbox
 #   2. spawn, pool of 1, 100 ms between calls: a session's tool calls
 #   3. cli, back to back: whole `proctor exec` processes against bwrap
@@ -19,10 +19,15 @@
 #      interpreter, against a cold `python3 -c` process; the refill's cost
 #  11. docker: busybox true as a host-rooted and an image-rooted native
 #      sandbox, a --runtime docker container and `docker run --rm`
+#  12. microvm: a qemu `-M microvm` guest (KVM) whose /init runs busybox
+#      true, spawn to exit, against whole `proctor exec --mode sandbox`
+#      processes; skipped with the reason when qemu, a guest kernel or a
+#      /dev/kvm that boots it is missing
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
 # CLI_IDLE_RUNS (30), PAUSE_MS (100), KILL_ROUNDS (20), DISPATCH_CALLS (100000),
 # VM_FRAMES (1000), SSE_ROUNDS (5), FLOOD_RUNS (3), FLOOD_CPU_SECS (2),
-# PYWARM_ROUNDS (50), DOCKER_ROUNDS (30).
+# PYWARM_ROUNDS (50), DOCKER_ROUNDS (30), MICROVM_ROUNDS (20; MICROVM_KERNEL,
+# MICROVM_ACCEL=tcg: see tests/bench/microvm.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -78,4 +83,7 @@ echo
 # Containers: the engine at DOCKER_HOST, or a private daemon as root; says
 # why and goes on when there is neither.
 tests/bench/docker.sh || status=1
+echo
+# A microVM's cold start; says why and goes on without qemu, a kernel or KVM.
+tests/bench/microvm.sh || status=1
 exit $status

@@ -1024,6 +1024,20 @@ static unsigned on_exec_start(struct viewmodel *vm, const json_t *ev, uint64_t t
         return VM_DIRTY_EXECS;
 }
 
+/* exec.state: the engine's lifecycle of a container, as it enters each. */
+static unsigned on_exec_state(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_exec *e = exec_of(vm, ev);
+        const char *st = get_str(ev, "state", NULL);
+
+        (void)t;
+        if (e == NULL || e->removed || st == NULL)
+                return 0;
+        snprintf(e->runtime_state, sizeof(e->runtime_state), "%s", st);
+        e->gen = vm->gen + 1;
+        return VM_DIRTY_EXECS;
+}
+
 /* exec.pause and exec.resume: only a started, live execution changes. */
 static unsigned on_exec_pause(struct viewmodel *vm, const json_t *ev, uint64_t t)
 {
@@ -1221,6 +1235,7 @@ static const struct handler handlers[] = {
     {"exec.remove", on_exec_remove},
     {"exec.resume", on_exec_pause},
     {"exec.start", on_exec_start},
+    {"exec.state", on_exec_state},
     {"exec.stats", on_exec_stats},
     {"exec.warm", on_exec_warm},
     {"model.delta", on_model_delta},

@@ -143,8 +143,11 @@ struct viewmodel_exec {
         char *label;   /* exec.create's label ("mcp server NAME"), "" for none */
         bool warm;     /* it took a sandbox started ahead (exec.create's warm) */
         char *image;   /* exec.create's image (the --image REF of its root), "" for the host's */
-        long call;     /* index of that call, -1 when unknown */
-        bool sandbox;  /* isolation: sandbox, else none */
+        /* A container runtime's own lifecycle (exec.state): "created",
+         * "running", "exited", "removing"; "" for native executions. */
+        char runtime_state[12];
+        long call;    /* index of that call, -1 when unknown */
+        bool sandbox; /* isolation: sandbox, else none */
         struct viewmodel_limits limits;
         enum vm_exec_state state;
         bool removed;

@@ -550,6 +550,11 @@ static void exec_title(struct app *a, char *line, size_t len, const struct viewm
                 snprintf(end, sizeof(end), "  exit %d", e->exit_code);
         else if (e->signal > 0)
                 snprintf(end, sizeof(end), "  signal %d", e->signal);
+        /* a container the engine is still removing */
+        if (!e->removed && strcmp(e->runtime_state, "removing") == 0) {
+                size_t n = strlen(end);
+                snprintf(end + n, sizeof(end) - n, "  removing");
+        }
         snprintf(line, len, "#%llu %-12s %6s  setup %.1fms%s%s%s%s%s%.24s",
                  (unsigned long long)e->id, viewmodel_exec_state_name(e->state), age,
                  (double)e->setup_us / 1000.0, e->warm ? " warm" : "", end,

@@ -391,6 +391,17 @@ static void test_exec_reasons(void **state)
         feed(vm, 20001, "exec.exit", "{s:I,s:s,s:i,s:i,s:s}", "exec_id", (json_int_t)500, "reason",
              "setup_failed", "exit_code", -1, "signal", 0, "error", "clone3: EPERM");
         assert_string_equal(exec_by_id(vm, 500)->error, "clone3: EPERM");
+        /* A container's own lifecycle (exec.state) follows the engine's. */
+        assert_string_equal(exec_by_id(vm, 500)->runtime_state, "");
+        feed(vm, 20002, "exec.state", "{s:I,s:s,s:s}", "exec_id", (json_int_t)500, "state",
+             "removing", "runtime", "docker");
+        assert_string_equal(exec_by_id(vm, 500)->runtime_state, "removing");
+        feed(vm, 20003, "exec.state", "{s:I,s:s}", "exec_id", (json_int_t)500, "state",
+             "a-state-too-long-to-keep");
+        assert_int_equal(strlen(exec_by_id(vm, 500)->runtime_state), 11);
+        exec_remove(vm, 20004, 500);
+        feed(vm, 20005, "exec.state", "{s:I,s:s}", "exec_id", (json_int_t)500, "state", "running");
+        assert_string_equal(exec_by_id(vm, 500)->runtime_state, "a-state-too");
 }
 
 static void test_host_totals(void **state)

@@ -155,6 +155,10 @@ struct exec {
         struct exec_workspace *own_ws; /* opened for this execution alone */
         uint64_t t0_us, exit_us;
         uint64_t end_us; /* when the init saw the command end (CLOCK_MONOTONIC), 0: unknown */
+        /* No cgroup, the status told on the exit channel: the command's CPU
+         * time then, from /proc, instead of the init's rusage at its reap. */
+        bool early_cpu;
+        uint64_t early_cpu_ns, early_rss;
 
         uv_pipe_t status, in;
         struct exec_output out, err;
@@ -685,6 +689,9 @@ static void report_exit(struct exec *e)
         if (e->cg != NULL) {
                 r.cpu_ms = cs.cpu_ns / 1000000u;
                 r.mem_peak_bytes = cs.mem_peak_bytes;
+        } else if (!e->reaped && e->early_cpu) {
+                r.cpu_ms = e->early_cpu_ns / 1000000u;
+                r.mem_peak_bytes = e->early_rss;
         } else {
                 r.cpu_ms = (uint64_t)(e->ru.ru_utime.tv_sec + e->ru.ru_stime.tv_sec) * 1000u +
                            (uint64_t)(e->ru.ru_utime.tv_usec + e->ru.ru_stime.tv_usec) / 1000u;
@@ -726,7 +733,7 @@ static void grace_expired(uv_timer_t *t);
  * never arrives after exit. The init may be reaped after that. */
 static void maybe_report(struct exec *e)
 {
-        bool known = e->reaped || (e->have_status && e->cg != NULL);
+        bool known = e->reaped || (e->have_status && (e->cg != NULL || e->early_cpu));
 
         if (known && e->open_streams == 0)
                 report_exit(e);
@@ -1372,6 +1379,15 @@ static void handle_msg(struct exec *e, const struct sandbox_msg *m)
                 }
                 break;
         case SANDBOX_MSG_STATUS:
+                /* Told on the exit channel (err 1): the init has killed the
+                 * rest, and the command, still exiting, is not reaped yet. */
+                if (m->err == 1 && e->cg == NULL) {
+                        struct cgroup_stats cs;
+                        read_stats(e, &cs, true);
+                        e->early_cpu = cs.pids == 1;
+                        e->early_cpu_ns = cs.cpu_ns;
+                        e->early_rss = cs.mem_bytes;
+                }
                 e->end_us = m->mono_us;
                 e->have_status = true;
                 e->wait_status = (int)m->value;
@@ -1929,6 +1945,8 @@ static int child_request(struct exec *e, const struct exec_request *req,
                         r.cpu_ms = clock ? e->lim.cpu_ms : 0;
                         r.as_bytes = mem ? 0 : e->lim.memory_bytes;
                         r.nproc = pids ? 0 : e->lim.pids;
+                        /* The stub tells its status before its exit. */
+                        r.exit_channel = req->warm;
                 }
                 rc = sandbox_request_send(e->ctl_fd, &r);
                 if (rc < 0)

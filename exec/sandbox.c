@@ -770,16 +770,20 @@ static void set_limit(int res, uint64_t soft, uint64_t hard)
         setrlimit(res, &rl);
 }
 
-/* In the vfork child: become the command. Reports an exec failure. */
+/* In the vfork child: become the command, with the write end of its exit
+ * channel (or -1) at SANDBOX_EXIT_FD. Reports an exec failure. */
 __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
-                                                  const struct sandbox_request *r)
+                                                  const struct sandbox_request *r, int exit_wr)
 {
         const char *cwd = p->isolate ? (r->ws_path == NULL ? "/tmp" : "/workspace") : r->ws_path;
         const char *self_argv[64];
         char *const *argv;
         int e;
 
-        /* Before the dup2s: the workspace's descriptor may be 0, 1 or 2. */
+        /* Before the dup2s: the workspace's descriptor, and the exit
+         * channel's, may be 0, 1 or 2. */
+        if (exit_wr >= 0 && dup3(exit_wr, SANDBOX_EXIT_FD, O_CLOEXEC) < 0)
+                goto fail;
         if (!p->isolate && r->ws_tree_fd >= 0 ? fchdir(r->ws_tree_fd) != 0
                                               : cwd != NULL && chdir(cwd) != 0)
                 goto fail;
@@ -804,6 +808,10 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
                 set_limit(RLIMIT_NOFILE, SANDBOX_NOFILE_SOFT, SANDBOX_NOFILE);
         }
         syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+        /* Open across exec; the stub marks it close-on-exec itself, so that
+         * programs it runs never get it. */
+        if (exit_wr >= 0 && fcntl(SANDBOX_EXIT_FD, F_SETFD, 0) < 0)
+                goto fail;
         if (p->seccomp != NULL && ((e = seccomp_policy_load(p->seccomp)) < 0 ||
                                    (p->share_net && (e = seccomp_load_no_unix_sockets()) < 0))) {
                 send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
@@ -1014,7 +1022,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
         uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes, fsize, deadline_us;
-        uint32_t nproc, has_ws, nprotect;
+        uint32_t nproc, has_ws, nprotect, exit_channel;
 };
 
 #define REQ_MAGIC 0x70726f63u
@@ -1082,6 +1090,7 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         h.fsize = r->fsize;
         h.deadline_us = r->deadline_us;
         h.has_ws = r->ws_path != NULL;
+        h.exit_channel = r->exit_channel;
         payload = malloc(h.len ? h.len : 1);
         if (payload == NULL)
                 return -ENOMEM;
@@ -1202,6 +1211,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         r->as_bytes = h.as_bytes;
         r->nproc = h.nproc;
         r->fsize = h.fsize;
+        r->exit_channel = h.exit_channel != 0;
         r->deadline_us = h.deadline_us;
         return true;
 }
@@ -1312,12 +1322,16 @@ static int until_deadline(uint64_t deadline_us)
  * sandbox's own CPU time, not the supervisor's. A warm sandbox's command
  * starts with no deadline: the parent sends it at the call (ctl's
  * sandbox_start_clock). After a timeout it returns
- * only once nothing is left of the tree. False when the command could not
- * be waited for. */
-static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t deadline_us,
-                      int *status)
+ * only once nothing is left of the tree. A byte on the exit channel
+ * (exit_rd, or -1) is the command's exit status, told before its exit:
+ * every other process of the sandbox is killed and it returns at once,
+ * returning 1 (whatever wrote it, the sandbox ends; its output pipes reach
+ * their end once the killed processes are gone). 0 once the command has
+ * ended, -1 when it could not be waited for. */
+static int init_wait(const struct sandbox_plan *p, int ctl, int exit_rd, pid_t cmd,
+                     uint64_t deadline_us, int *status)
 {
-        struct pollfd fds[2 + SANDBOX_MAX_DRAIN];
+        struct pollfd fds[3 + SANDBOX_MAX_DRAIN];
         sigset_t chld;
         int sfd, null_fd = -2, drains[SANDBOX_MAX_DRAIN], ndrain = 0, nfds, i;
         bool none_left, cmd_done = false, timed_out = false;
@@ -1329,9 +1343,9 @@ static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t
         for (;;) {
                 cmd_done = reap(cmd, status, &none_left) || cmd_done;
                 if (cmd_done && (!timed_out || none_left))
-                        return true;
+                        return 0;
                 if (none_left)
-                        return false;
+                        return -1;
                 /* orphans that came to us since */
                 if (timed_out)
                         kill_rest(p->isolate);
@@ -1339,21 +1353,35 @@ static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t
                 if (sfd < 0) {
                         pid_t w = waitpid(-1, status, 0);
                         if (w == cmd)
-                                return true;
+                                return 0;
                         continue;
                 }
                 fds[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 fds[1] = (struct pollfd){.fd = ctl, .events = ctl >= 0 ? POLLIN : 0};
+                fds[2] = (struct pollfd){.fd = exit_rd, .events = exit_rd >= 0 ? POLLIN : 0};
                 for (i = 0; i < ndrain; i++)
-                        fds[2 + i] = (struct pollfd){.fd = drains[i], .events = POLLIN};
-                nfds = 2 + ndrain;
+                        fds[3 + i] = (struct pollfd){.fd = drains[i], .events = POLLIN};
+                nfds = 3 + ndrain;
                 if (poll(fds, (nfds_t)nfds, timed_out ? -1 : until_deadline(deadline_us)) < 0 &&
                     errno != EINTR)
-                        return false;
+                        return -1;
                 if (!timed_out && deadline_us != 0 && mono_us() >= deadline_us) {
                         timed_out = true;
                         send_msg(p->status_fd, SANDBOX_MSG_TIMEOUT, 0, 0, NULL);
                         kill_rest(p->isolate);
+                }
+                if (exit_rd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+                        unsigned char rc;
+                        ssize_t n = read(exit_rd, &rc, 1);
+                        if (n == 1 && !timed_out) {
+                                kill_rest(p->isolate);
+                                *status = (int)rc << 8; /* as waitpid's exit(rc) */
+                                return 1;
+                        }
+                        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                                close(exit_rd);
+                                exit_rd = -1;
+                        }
                 }
                 if (fds[0].revents & POLLIN) {
                         struct signalfd_siginfo si;
@@ -1373,7 +1401,7 @@ static bool init_wait(const struct sandbox_plan *p, int ctl, pid_t cmd, uint64_t
                 if (ndrain > 0 && null_fd == -2)
                         null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
                 for (i = ndrain - 1; i >= 0; i--) {
-                        if (fds[2 + i].revents == 0 && i < nfds - 2)
+                        if (fds[3 + i].revents == 0 && i < nfds - 3)
                                 continue;
                         if (!drain_pipe(drains[i], null_fd)) {
                                 close(drains[i]);
@@ -1391,7 +1419,7 @@ void sandbox_child(const struct sandbox_plan *p)
         unsigned njoin;
         int self = -1;
         pid_t cmd;
-        int st;
+        int st, told, chan[2] = {-1, -1};
 
         reset_signals();
         env_blank_process_strings();
@@ -1442,20 +1470,24 @@ void sandbox_child(const struct sandbox_plan *p)
         else
                 finish_root(p, &r);
 
+        if (p->isolate && r.exit_channel && pipe2(chan, O_CLOEXEC | O_NONBLOCK) != 0)
+                setup_fail(p, "exit channel");
         cmd = vfork();
         if (cmd < 0)
                 setup_fail(p, "fork command");
         if (cmd == 0)
-                run_command(p, &r);
+                run_command(p, &r, chan[1]);
         if (p->isolate) {
-                int keep_init[2] = {p->status_fd, p->ctl_fd};
-                close_except(keep_init, 2);
+                int keep_init[3] = {p->status_fd, p->ctl_fd, chan[0]};
+                close_except(keep_init, 3);
         } else {
                 close_except(keep_status, 1);
         }
-        if (!init_wait(p, p->isolate ? p->ctl_fd : -1, cmd, r.deadline_us, &st))
+        told = init_wait(p, p->isolate ? p->ctl_fd : -1, chan[0], cmd, r.deadline_us, &st);
+        if (told < 0)
                 _exit(0);
-        send_msg(p->status_fd, SANDBOX_MSG_STATUS, 0, st, NULL);
+        /* err 1: told on the exit channel, the command may still be exiting */
+        send_msg(p->status_fd, SANDBOX_MSG_STATUS, told, st, NULL);
         if (!p->isolate)
                 kill(0, SIGKILL); /* leftovers of the command's process group */
         _exit(0);

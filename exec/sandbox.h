@@ -81,7 +81,16 @@ struct sandbox_request {
         /* The wall clock's end (CLOCK_MONOTONIC, us; 0: none), held by the
          * init itself so that it holds while proctor is stopped. */
         uint64_t deadline_us;
+        /* Sandbox: the command gets the write end of a pipe to the init at
+         * SANDBOX_EXIT_FD, not close-on-exec (the Python stub, exec/pystub.c).
+         * A byte written there is the command's exit status: the init ends
+         * every other process of the sandbox and reports that status at
+         * once, without waiting for the command's own exit. */
+        bool exit_channel;
 };
+
+/* Where the command finds its exit channel (below SANDBOX_NOFILE_SOFT). */
+#define SANDBOX_EXIT_FD 1000
 
 /* The child's entry point after clone. Never returns. */
 __attribute__((noreturn)) void sandbox_child(const struct sandbox_plan *p);

@@ -215,6 +215,88 @@ static void test_same_as_python_c(void **state)
         assert_non_null(strstr(cold.err, "KeyboardInterrupt"));
 }
 
+/* Whether the workspace holds `name`; its size in *size. */
+static bool ws_has(struct fixture *f, const char *name, off_t *size)
+{
+        char path[128];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        if (stat(path, &st) != 0)
+                return false;
+        *size = st.st_size;
+        return true;
+}
+
+/* The stub tells its status on an exit channel (fd 1000, exec/pystub.c)
+ * before its own exit, and the init then ends the sandbox. The code can
+ * reach that channel: closing it, putting another pipe or a file over it,
+ * os._exit, a signal, a child left running, a program started: each gives
+ * what `python3 -c` gives, and the stub never writes into what the code
+ * put there. Writing to the channel is a lie about its own status, which
+ * ends the sandbox at once: nothing of the code runs on after the end the
+ * engine reports. */
+static void test_exit_channel(void **state)
+{
+        static const char *const codes[] = {
+            "import os\ntry:\n    os.close(1000)\nexcept OSError:\n    pass\n"
+            "print('closed'); raise SystemExit(4)",
+            "import os\nr, w = os.pipe()\nos.dup2(w, 1000)\nprint('dup2'); raise SystemExit(5)",
+            "import os\nfd = os.open('chan', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+            "os.dup2(fd, 1000)\nraise SystemExit(6)",
+            "import os; print('a', flush=True); os._exit(9)",
+            "import os, signal; print('b', flush=True); os.kill(os.getpid(), signal.SIGTERM)",
+            "import os\nif os.fork() == 0:\n    import time; time.sleep(0.5)\n"
+            "    print('child late', flush=True)\n    open('late', 'w').write('x')\n"
+            "    os._exit(0)\nprint('parent')",
+            "import subprocess, sys\n"
+            "subprocess.run([sys.executable, '-c',\n"
+            "                'import os; print(sorted(os.listdir(\"/proc/self/fd\")))'])",
+        };
+        static const char lie[] = "import os, time\nos.write(1000, b'\\x07')\ntime.sleep(5)\n"
+                                  "print('still')";
+        static const char child_lies[] = "import os, time\nif os.fork() == 0:\n"
+                                         "    os.write(1000, b'\\x00')\n    time.sleep(0.5)\n"
+                                         "    open('late2', 'w').write('x')\n    os._exit(0)\n"
+                                         "time.sleep(5)\nprint('still')";
+        struct fixture *f = *state;
+        struct run cold, warm;
+        off_t size;
+        size_t i;
+
+        prime(f);
+        /* the premise: the code runs with the channel there, close-on-exec */
+        run_warm(f,
+                 "import os, stat\nprint(stat.S_ISFIFO(os.fstat(1000).st_mode),\n"
+                 "      os.get_inheritable(1000))",
+                 &warm);
+        assert_string_equal(warm.out, "True False\n");
+        for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+                run_code(f, codes[i], false, true, &cold);
+                run_warm(f, codes[i], &warm);
+                assert_string_equal(warm.out, cold.out);
+                assert_string_equal(warm.err, cold.err);
+                assert_int_equal(exec_result_status(&warm.res), exec_result_status(&cold.res));
+                assert_int_equal(warm.res.reason, cold.res.reason);
+        }
+        assert_true(ws_has(f, "chan", &size));
+        assert_int_equal(size, 0);
+        idle(f, 800);
+        assert_false(ws_has(f, "late", &size));
+
+        run_warm(f, lie, &warm);
+        assert_int_equal(warm.res.reason, EXEC_EXITED);
+        assert_int_equal(exec_result_status(&warm.res), 7);
+        assert_string_equal(warm.out, "");
+        assert_true(warm.res.wall_ms < 3000);
+        run_warm(f, child_lies, &warm);
+        assert_int_equal(exec_result_status(&warm.res), 0);
+        assert_string_equal(warm.out, "");
+        assert_true(warm.res.wall_ms < 3000);
+        idle(f, 800);
+        assert_false(ws_has(f, "late2", &size));
+}
+
 /* What the stub did before the call left nothing: /tmp is empty, the
  * workspace untouched; what a call writes to /tmp, its pid and its
  * processes never reach the next call. */
@@ -482,6 +564,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_same_as_python_c, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_exit_channel, setup, teardown),
             cmocka_unit_test_setup_teardown(test_fresh_each_call, setup, teardown),
             cmocka_unit_test_setup_teardown(test_same_policy, setup, teardown),
             cmocka_unit_test_setup_teardown(test_clock_starts_at_call, setup, teardown),

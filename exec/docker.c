@@ -82,7 +82,7 @@ struct dk_exec {
         struct dk_call *attach_call; /* over TLS: attach through libcurl */
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
-        uv_timer_t probe; /* a local engine's pids counter (see pids_probe) */
+        uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
         struct dk_call *stats, *wait;
         struct docker_stats_sample prev;
         bool have_prev;
@@ -90,6 +90,7 @@ struct dk_exec {
         struct exec_stats st;
         uint32_t max_pids;
         bool pids_hit; /* the engine's pids counter said a fork was refused */
+        bool oom_hit;  /* the memory group's OOM kill counter moved */
 
         bool created, started, waited, ended, removing, paused;
         bool has_pending;
@@ -245,9 +246,14 @@ static void answer_error(struct dk_exec *x, const char *what, int status, const 
                          size_t n)
 {
         char msg[200];
+        const char *hint;
 
         docker_error_text(body, n, msg, sizeof(msg));
-        x_err(x, "%s: the Docker engine answered %d: %s", what, status, msg);
+        /* The fix first: the engine's own text may be cut to fit. */
+        if ((hint = docker_error_hint(body, n)) != NULL)
+                x_err(x, "%s: %s (the engine answered %d: %s)", what, hint, status, msg);
+        else
+                x_err(x, "%s: the Docker engine answered %d: %s", what, status, msg);
 }
 
 /* ---- the execution's end ---- */
@@ -280,29 +286,55 @@ static void x_unref(struct dk_exec *x)
         exec__rt_removed(e);
 }
 
-/* The engine's pids counter for the container, where the engine is local
- * and uses cgroupfs (v1 or v2 with the docker parent); -1: unknown. */
-static long pids_hit_max(const struct dk_exec *x)
+/* A counter (`key` N) of one of the container's group files, where the
+ * engine is local and uses cgroupfs: Docker's groups (v1 or v2, with the
+ * docker parent or systemd's scope) or Podman's (libpod_parent, or
+ * machine.slice under systemd); -1: unknown. */
+static long cg_counter(const struct dk_exec *x, const char *ctrl, const char *file, const char *key)
 {
-        char path[3][256], key[16];
+        static const struct {
+                bool v1; /* under the controller's own hierarchy */
+                const char *pre, *post;
+        } dirs[] = {
+            {true, "docker/", ""},
+            {true, "libpod_parent/libpod-", ""},
+            {false, "docker/", ""},
+            {false, "system.slice/docker-", ".scope"},
+            {false, "libpod_parent/libpod-", ""},
+            {false, "machine.slice/libpod-", ".scope"},
+        };
+        char path[400], k[32];
         long v;
 
         if (x->rt->ep.unix_path[0] == '\0')
                 return -1;
-        snprintf(path[0], sizeof(path[0]), "/sys/fs/cgroup/pids/docker/%s/pids.events", x->id);
-        snprintf(path[1], sizeof(path[1]), "/sys/fs/cgroup/docker/%s/pids.events", x->id);
-        snprintf(path[2], sizeof(path[2]),
-                 "/sys/fs/cgroup/system.slice/docker-%s.scope/pids.events", x->id);
-        for (size_t i = 0; i < 3; i++) {
-                FILE *f = fopen(path[i], "re");
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+                snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s%s%s%s/%s", dirs[i].v1 ? ctrl : "",
+                         dirs[i].v1 ? "/" : "", dirs[i].pre, x->id, dirs[i].post, file);
+                FILE *f = fopen(path, "re");
                 if (f == NULL)
                         continue;
-                int ok = fscanf(f, "%15s %ld", key, &v) == 2 && strcmp(key, "max") == 0;
+                int found = 0;
+                while (!found && fscanf(f, "%31s %ld", k, &v) == 2)
+                        found = strcmp(k, key) == 0;
                 fclose(f);
-                if (ok)
+                if (found)
                         return v;
         }
         return -1;
+}
+
+static long pids_hit_max(const struct dk_exec *x)
+{
+        return cg_counter(x, "pids", "pids.events", "max");
+}
+
+/* Podman 4.3 on cgroup v1 leaves State.OOMKilled false after an OOM kill:
+ * the group's own counter says it (v1 memory.oom_control, v2 memory.events). */
+static bool oom_seen(const struct dk_exec *x)
+{
+        return cg_counter(x, "memory", "memory.oom_control", "oom_kill") > 0 ||
+               cg_counter(x, "memory", "memory.events", "oom_kill") > 0;
 }
 
 /* The engine gives only a status code: 128+N is read as signal N (the
@@ -324,7 +356,7 @@ static enum exec_reason classify(struct dk_exec *x, const struct docker_inspect 
                 return x->pending;
         if (r->signal != 0 && (x->op_signals & (1ull << (r->signal - 1))))
                 return EXEC_KILLED;
-        if (in->oom_killed)
+        if (in->oom_killed || x->oom_hit || (l->memory_bytes > 0 && oom_seen(x)))
                 return EXEC_OOM;
         /* The group goes with the container's end: what the samples saw. */
         if (l->pids > 0 && code != 0) {
@@ -529,18 +561,29 @@ static void stats_line(struct dk_call *c, const char *buf, size_t n)
         }
 }
 
+/* The stream ended by itself (Podman ends it as the container stops):
+ * nothing is left to cancel. */
+static void stats_done(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        c->x->stats = NULL;
+}
+
 /* The engine removes a container's groups as it stops, and a fork bomb
- * under a pids limit may end within one stats interval: a local engine's
- * counter is read often while the command runs (one small file read). */
+ * under a pids limit (or an OOM kill) may end within one stats interval:
+ * a local engine's counters are read often while the command runs (a
+ * small file read or two). */
 #define PIDS_PROBE_MS 20
 static void pids_probe(uv_timer_t *t)
 {
         struct dk_exec *x = t->data;
+        const struct exec_limits *l = exec_limits(x->e);
 
-        if (pids_hit_max(x) > 0) {
+        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
                 x->pids_hit = true;
+        if (l->memory_bytes > 0 && !x->oom_hit && oom_seen(x))
+                x->oom_hit = true;
+        if ((l->pids == 0 || x->pids_hit) && (l->memory_bytes == 0 || x->oom_hit))
                 uv_timer_stop(t);
-        }
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -624,12 +667,12 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         } else if (l->timeout_ms > 0) {
                 uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
         }
-        if (l->pids > 0 && x->rt->ep.unix_path[0] != '\0')
+        if ((l->pids > 0 || l->memory_bytes > 0) && x->rt->ep.unix_path[0] != '\0')
                 uv_timer_start(&x->probe, pids_probe, 0, PIDS_PROBE_MS);
         snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
         x->wait = api(x->rt, x, "POST", path, "", waited);
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
-        if ((x->stats = api(x->rt, x, "GET", path, NULL, NULL)) != NULL)
+        if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
         if (x->want_stdin && x->stdin_len > 0)
                 conn_write(x, x->stdin_data, x->stdin_len);

@@ -38,6 +38,7 @@ struct docker_rt {
         char host_name[256];
         struct selfrun self; /* proctor's binary and libraries, for the file tools */
         unsigned pending;    /* requests of its own (the sweep) in flight */
+        bool podman;         /* the engine is Podman (GET /version said so) */
         bool freeing;
 };
 
@@ -83,7 +84,8 @@ struct dk_exec {
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
         uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
-        struct dk_call *stats, *wait;
+        struct dk_call *stats, *wait, *poll;
+        uint64_t polled_us; /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
         bool have_prev;
         uint64_t prev_us;
@@ -408,6 +410,7 @@ static void x_remove(struct dk_exec *x)
                 return;
         x->removing = true;
         call_cancel(&x->stats);
+        call_cancel(&x->poll);
         call_cancel(&x->wait);
         call_cancel(&x->attach_call);
         uv_timer_stop(&x->timer);
@@ -457,6 +460,7 @@ static void x_end(struct dk_exec *x)
         uv_timer_stop(&x->timer);
         uv_timer_stop(&x->probe);
         call_cancel(&x->stats);
+        call_cancel(&x->poll);
         if (!x->started) {
                 report(x, NULL);
                 x_remove(x);
@@ -512,12 +516,36 @@ static void waited(struct dk_call *c, int status, const char *body, size_t n, co
         maybe_end(x);
 }
 
-static void stats_line(struct dk_call *c, const char *buf, size_t n)
+/* One stats object, from the stream or a poll. */
+static void stats_sample(struct dk_exec *x, const char *json, size_t n)
 {
-        struct dk_exec *x = c->x;
         const struct exec_limits *l = exec_limits(x->e);
         struct docker_stats_sample s;
         uint64_t now = exec__rt_now_us();
+
+        /* A stopped container's last sample is all zeros: not a reading. */
+        if (docker_stats_parse(json, n, &s) < 0 || x->ended || (s.cpu_ns == 0 && s.mem_bytes == 0))
+                return;
+        docker_stats_fold(x->have_prev ? &x->prev : NULL, &s, now - x->prev_us, &x->st);
+        x->prev = s;
+        x->have_prev = true;
+        x->prev_us = now;
+        if (s.pids > x->max_pids)
+                x->max_pids = s.pids;
+        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
+                x->pids_hit = true;
+        exec__rt_stats(x->e, &x->st);
+        /* No CPU-time limit in the engine: proctor's, per sample. */
+        if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
+                x->has_pending = true;
+                x->pending = EXEC_CPU_LIMIT;
+                send_kill(x, SIGKILL);
+        }
+}
+
+static void stats_line(struct dk_call *c, const char *buf, size_t n)
+{
+        struct dk_exec *x = c->x;
         const char *nl;
 
         /* One JSON object per line; a line may come in pieces. */
@@ -537,26 +565,7 @@ static void stats_line(struct dk_call *c, const char *buf, size_t n)
                         return;
                 buf += k + 1;
                 n -= k + 1;
-                /* A stopped container's last sample is all zeros: not a reading. */
-                if (docker_stats_parse(c->buf, c->len, &s) == 0 && !x->ended &&
-                    (s.cpu_ns > 0 || s.mem_bytes > 0)) {
-                        docker_stats_fold(x->have_prev ? &x->prev : NULL, &s, now - x->prev_us,
-                                          &x->st);
-                        x->prev = s;
-                        x->have_prev = true;
-                        x->prev_us = now;
-                        if (s.pids > x->max_pids)
-                                x->max_pids = s.pids;
-                        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
-                                x->pids_hit = true;
-                        exec__rt_stats(x->e, &x->st);
-                        /* No CPU-time limit in the engine: proctor's, per sample. */
-                        if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
-                                x->has_pending = true;
-                                x->pending = EXEC_CPU_LIMIT;
-                                send_kill(x, SIGKILL);
-                        }
-                }
+                stats_sample(x, c->buf, c->len);
                 c->len = 0;
         }
 }
@@ -573,16 +582,34 @@ static void stats_done(struct dk_call *c, int status, const char *body, size_t n
  * a local engine's counters are read often while the command runs (a
  * small file read or two). */
 #define PIDS_PROBE_MS 20
+/* Podman 4.3 streams a stats sample every 5 s: one is asked for each
+ * second as well (stream=false answers at once there). */
+#define STATS_POLL_US 1000000
+
+static void polled(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        c->x->poll = NULL;
+        if (status == 200)
+                stats_sample(c->x, body, n);
+}
+
 static void pids_probe(uv_timer_t *t)
 {
         struct dk_exec *x = t->data;
         const struct exec_limits *l = exec_limits(x->e);
+        uint64_t now = exec__rt_now_us();
+        char path[160];
 
         if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
                 x->pids_hit = true;
         if (l->memory_bytes > 0 && !x->oom_hit && oom_seen(x))
                 x->oom_hit = true;
-        if ((l->pids == 0 || x->pids_hit) && (l->memory_bytes == 0 || x->oom_hit))
+        if (x->rt->podman && x->poll == NULL && now - x->polled_us >= STATS_POLL_US) {
+                x->polled_us = now;
+                snprintf(path, sizeof(path), "/containers/%s/stats?stream=false", x->id);
+                x->poll = api(x->rt, x, "GET", path, NULL, polled);
+        }
+        if ((l->pids == 0 || x->pids_hit) && (l->memory_bytes == 0 || x->oom_hit) && !x->rt->podman)
                 uv_timer_stop(t);
 }
 
@@ -667,8 +694,11 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         } else if (l->timeout_ms > 0) {
                 uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
         }
+        x->polled_us = exec__rt_now_us(); /* the stream's first sample comes now */
         if ((l->pids > 0 || l->memory_bytes > 0) && x->rt->ep.unix_path[0] != '\0')
                 uv_timer_start(&x->probe, pids_probe, 0, PIDS_PROBE_MS);
+        else if (x->rt->podman)
+                uv_timer_start(&x->probe, pids_probe, 0, 100);
         snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
         x->wait = api(x->rt, x, "POST", path, "", waited);
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
@@ -1254,6 +1284,22 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
         json_decref(a);
 }
 
+/* Podman names itself among the version's components. */
+static void versioned(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        json_t *o, *it;
+        size_t i;
+
+        if (status != 200 || (o = json_loadb(body, n, 0, NULL)) == NULL)
+                return;
+        json_array_foreach (json_object_get(o, "Components"), i, it) {
+                const char *name = json_string_value(json_object_get(it, "Name"));
+                if (name != NULL && strstr(name, "Podman") != NULL)
+                        c->rt->podman = true;
+        }
+        json_decref(o);
+}
+
 static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void **state, char *err,
                          size_t errlen)
 {
@@ -1307,6 +1353,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 free(rt);
                 return -ELIBACC;
         }
+        api(rt, NULL, "GET", "/version", NULL, versioned);
         *state = rt;
         return 0;
 }

@@ -65,11 +65,12 @@ init_path = "$INIT"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
-# serve NAME CONF: a service on $D/NAME.sock with that containers.conf.
+# serve NAME CONF: a service on $D/NAME.sock with that containers.conf,
+# from $D (conmon leaves an `oom` file in its working directory).
 serve() {
-        CONTAINERS_CONF=$2 podman --root "$D/storage" --runroot "$D/run" --tmpdir "$D/tmp" \
+        (cd "$D" && CONTAINERS_CONF=$2 exec podman --root "$D/storage" --runroot "$D/run" --tmpdir "$D/tmp" \
                 --volumepath "$D/volumes" --network-config-dir "$D/net" --runtime "$OCI" --cgroup-manager cgroupfs \
-                --events-backend file system service --time=0 "unix://$D/$1.sock" >"$D/$1.log" 2>&1 &
+                --events-backend file system service --time=0 "unix://$D/$1.sock" >"$D/$1.log" 2>&1) &
         echo $! >"$D/$1.pid"
         wait_until 30 env DOCKER_HOST="unix://$D/$1.sock" docker version >/dev/null 2>&1
 }

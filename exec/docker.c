@@ -28,7 +28,9 @@
 #include "exec/selfrun.h"
 
 #define ATTACH_HEAD_MAX 4096
-#define END_GRACE_MS    500 /* output still due once the wait answered */
+#define END_GRACE_MS    500  /* output still due once the wait answered */
+#define KILL_WAIT_MS    5000 /* a kill before the start: the engine's answer */
+#define RT_CALL_IDLE_MS 10000
 
 struct docker_rt {
         uv_loop_t *loop;
@@ -36,9 +38,10 @@ struct docker_rt {
         struct docker_endpoint ep;
         char *image, *session;
         char host_name[256];
-        struct selfrun self; /* proctor's binary and libraries, for the file tools */
-        unsigned pending;    /* requests of its own (the sweep) in flight */
-        bool podman;         /* the engine is Podman (GET /version said so) */
+        struct selfrun self;            /* proctor's binary and libraries, for the file tools */
+        unsigned pending;               /* requests of its own (the sweep) in flight */
+        bool podman;                    /* the engine is Podman (GET /version said so) */
+        struct dk_call *list, *version; /* the start's calls, while in flight */
         bool freeing;
 };
 
@@ -85,7 +88,8 @@ struct dk_exec {
         uv_timer_t timer; /* the wall clock, then the end's grace */
         uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
         struct dk_call *stats, *wait, *poll;
-        uint64_t polled_us; /* when the last poll of the stats was asked */
+        struct dk_call *create, *start; /* in flight */
+        uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
         bool have_prev;
         uint64_t prev_us;
@@ -210,6 +214,9 @@ static struct dk_call *api(struct docker_rt *rt, struct dk_exec *x, const char *
             .key_file = ep->tls ? ep->key : NULL,
             .ca_file = ep->tls ? ep->ca : NULL,
             .connect_timeout_ms = 10000,
+            /* The runtime's own calls (the sweep, the version) must not
+             * keep the loop alive on an engine that never answers. */
+            .idle_timeout_ms = x == NULL ? RT_CALL_IDLE_MS : 0,
         };
         if (http_post_stream(rt->http, &p, &cb, c, &c->req, err, sizeof(err)) < 0) {
                 free(c);
@@ -412,6 +419,8 @@ static void x_remove(struct dk_exec *x)
         call_cancel(&x->stats);
         call_cancel(&x->poll);
         call_cancel(&x->wait);
+        call_cancel(&x->create);
+        call_cancel(&x->start);
         call_cancel(&x->attach_call);
         uv_timer_stop(&x->timer);
         if (x->created) {
@@ -673,6 +682,7 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         const struct exec_limits *l = exec_limits(x->e);
         char path[200];
 
+        x->start = NULL;
         if (status != 204 && status != 304) {
                 if (status != 0)
                         answer_error(x, "start", status, body, n);
@@ -724,7 +734,7 @@ static void start(struct dk_exec *x)
                 return;
         }
         snprintf(path, sizeof(path), "/containers/%s/start", x->id);
-        if (api(x->rt, x, "POST", path, "", started) == NULL) {
+        if ((x->start = api(x->rt, x, "POST", path, "", started)) == NULL) {
                 x_err(x, "out of memory");
                 x_end(x);
         }
@@ -963,6 +973,7 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
         json_t *o;
         const char *id;
 
+        x->create = NULL;
         if (status == 404) {
                 x_err(x,
                       "image %s is not in the Docker engine at %s: docker pull %s (or docker "
@@ -1111,7 +1122,8 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         x->probe.data = x;
         x->refs = 3; /* the execution's own, and the timer handles' */
         exec__rt_set_priv(e, x);
-        if (body == NULL || api(rt, x, "POST", "/containers/create", body, created) == NULL) {
+        if (body == NULL ||
+            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
                 free(body);
                 snprintf(err, errlen, "cannot start a request to the Docker engine (libcurl?)");
                 /* The timer must close before x goes; the exec is not live yet. */
@@ -1142,6 +1154,17 @@ static int dk_write(struct exec *e, const char *data, size_t len)
         return 0;
 }
 
+/* Killed before it ran, and the engine has not answered since: the
+ * execution ends without it (a container it creates later carries the
+ * labels the next start's sweep removes). */
+static void kill_wait_over(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (!x->started)
+                x_end(x);
+}
+
 static void dk_kill(struct exec *e, enum exec_reason why)
 {
         struct dk_exec *x = exec__rt_priv(e);
@@ -1151,6 +1174,10 @@ static void dk_kill(struct exec *e, enum exec_reason why)
                 x->pending = why;
         }
         send_kill(x, SIGKILL);
+        /* Before the start each step's answer ends it; one that never
+         * comes must not keep the execution (and proctor) waiting. */
+        if (!x->started && !x->ended && !uv_is_active((uv_handle_t *)&x->timer))
+                uv_timer_start(&x->timer, kill_wait_over, KILL_WAIT_MS, 0);
 }
 
 static int dk_signal(struct exec *e, int sig)
@@ -1267,6 +1294,7 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
         size_t i;
         char path[200];
 
+        rt->list = NULL;
         if (status != 200 || (a = json_loadb(body, n, 0, NULL)) == NULL)
                 return;
         json_array_foreach (a, i, it) {
@@ -1290,6 +1318,7 @@ static void versioned(struct dk_call *c, int status, const char *body, size_t n,
         json_t *o, *it;
         size_t i;
 
+        c->rt->version = NULL;
         if (status != 200 || (o = json_loadb(body, n, 0, NULL)) == NULL)
                 return;
         json_array_foreach (json_object_get(o, "Components"), i, it) {
@@ -1340,10 +1369,11 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 return -ENOMEM;
         }
         /* The sweep: containers whose proctor is gone (killed by SIGKILL). */
-        struct dk_call *c = api(rt, NULL, "GET",
-                                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
-                                "pid%22%5D%7D",
-                                NULL, listed);
+        struct dk_call *c = rt->list =
+            api(rt, NULL, "GET",
+                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
+                "pid%22%5D%7D",
+                NULL, listed);
         if (c == NULL) {
                 snprintf(err, errlen,
                          "cannot load libcurl for the Docker Engine API (Debian/Ubuntu: libcurl4)");
@@ -1353,7 +1383,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 free(rt);
                 return -ELIBACC;
         }
-        api(rt, NULL, "GET", "/version", NULL, versioned);
+        rt->version = api(rt, NULL, "GET", "/version", NULL, versioned);
         *state = rt;
         return 0;
 }
@@ -1362,8 +1392,13 @@ static void dk_engine_free(void *state)
 {
         struct docker_rt *rt = state;
 
+        /* An engine that never answered the start's calls does not keep
+         * the loop (and proctor) alive; held while they are cancelled. */
+        rt->pending++;
         rt->freeing = true;
-        if (rt->pending == 0) {
+        call_cancel(&rt->list);
+        call_cancel(&rt->version);
+        if (--rt->pending == 0) {
                 http_client_free(rt->http);
                 free(rt->image);
                 free(rt->session);

@@ -107,6 +107,22 @@ if serve bare "$D/bare.conf"; then
                         "default_ulimits" "$(cat "$WORK/e")"
         fi
 fi
+# ---- an engine that accepts and never answers: a kill still ends it ----
+"$T_PY" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+held = []
+while True: held.append(s.accept()[0])' "$D/mute.sock" </dev/null &
+track_pid $!
+wait_until 5 test -S "$D/mute.sock"
+DOCKER_HOST=unix://$D/mute.sock "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- true 2>"$WORK/e" &
+p=$!
+track_pid $p
+sleep 1
+kill -TERM $p
+check "mute engine: SIGTERM ends proctor exec within 15 s" wait_until 15 test ! -e /proc/$p
+wait $p
+expect_eq "mute engine: killed: 137" 137 $?
+
 expect_eq "nothing left at the end" 0 "$(leftovers)"
 
 finish

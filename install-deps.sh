@@ -4,7 +4,8 @@
 # descriptions the colour tests use; mandoc, man-db and zsh: the install
 # test lints and renders the man page and drives the zsh completion;
 # docker.io: t_docker starts a private Docker daemon for --runtime docker,
-# its image made from busybox-static; nodejs
+# its image made from busybox-static; podman: t_podman starts a private
+# Podman service for the same checks; nodejs
 # and npm: the MCP test installs and runs a real MCP server, and are asked
 # for only when node or npm is missing, as they may come from elsewhere than
 # Debian's packages). Uses apt-get as root, or through sudo.
@@ -12,7 +13,7 @@ set -eu
 PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
       libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
       clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh
-      zlib1g-dev busybox-static docker.io"
+      zlib1g-dev busybox-static docker.io podman"
 command -v node >/dev/null && command -v npm >/dev/null || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do

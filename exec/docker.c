@@ -29,7 +29,9 @@
 #include "exec/selfrun.h"
 
 #define ATTACH_HEAD_MAX 4096
-#define END_GRACE_MS    500 /* output still due once the wait answered */
+#define END_GRACE_MS    500  /* output still due once the wait answered */
+#define KILL_WAIT_MS    5000 /* a kill before the start: the engine's answer */
+#define RT_CALL_IDLE_MS 10000
 
 struct docker_rt {
         uv_loop_t *loop;
@@ -37,9 +39,11 @@ struct docker_rt {
         struct docker_endpoint ep;
         char *image, *session;
         char host_name[256];
-        struct selfrun self; /* proctor's binary and libraries, for the file tools */
-        char *seccomp;       /* proctor's policy as the engine's profile */
-        unsigned pending;    /* requests of its own (the sweep) in flight */
+        struct selfrun self;            /* proctor's binary and libraries, for the file tools */
+        char *seccomp;                  /* proctor's policy as the engine's profile */
+        unsigned pending;               /* requests of its own (the sweep) in flight */
+        bool podman;                    /* the engine is Podman (GET /version said so) */
+        struct dk_call *list, *version; /* the start's calls, while in flight */
         bool freeing;
 };
 
@@ -93,14 +97,17 @@ struct dk_exec {
         struct dk_call *attach_call; /* over TLS: attach through libcurl */
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
-        uv_timer_t probe; /* a local engine's pids counter (see pids_probe) */
-        struct dk_call *stats, *wait;
+        uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
+        struct dk_call *stats, *wait, *poll;
+        struct dk_call *create, *start; /* in flight */
+        uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
         bool have_prev;
         uint64_t prev_us;
         struct exec_stats st;
         uint32_t max_pids;
         bool pids_hit; /* the engine's pids counter said a fork was refused */
+        bool oom_hit;  /* the memory group's OOM kill counter moved */
 
         bool created, started, waited, ended, removing, paused;
         bool has_pending;
@@ -215,6 +222,9 @@ static struct dk_call *api(struct docker_rt *rt, struct dk_exec *x, const char *
             .key_file = ep->tls ? ep->key : NULL,
             .ca_file = ep->tls ? ep->ca : NULL,
             .connect_timeout_ms = 10000,
+            /* The runtime's own calls (the sweep, the version) must not
+             * keep the loop alive on an engine that never answers. */
+            .idle_timeout_ms = x == NULL ? RT_CALL_IDLE_MS : 0,
         };
         if (http_post_stream(rt->http, &p, &cb, c, &c->req, err, sizeof(err)) < 0) {
                 free(c);
@@ -253,9 +263,14 @@ static void answer_error(struct dk_exec *x, const char *what, int status, const 
                          size_t n)
 {
         char msg[200];
+        const char *hint;
 
         docker_error_text(body, n, msg, sizeof(msg));
-        x_err(x, "%s: the Docker engine answered %d: %s", what, status, msg);
+        /* The fix first: the engine's own text may be cut to fit. */
+        if ((hint = docker_error_hint(body, n)) != NULL)
+                x_err(x, "%s: %s (the engine answered %d: %s)", what, hint, status, msg);
+        else
+                x_err(x, "%s: the Docker engine answered %d: %s", what, status, msg);
 }
 
 /* ---- the execution's end ---- */
@@ -288,29 +303,55 @@ static void x_unref(struct dk_exec *x)
         exec__rt_removed(e);
 }
 
-/* The engine's pids counter for the container, where the engine is local
- * and uses cgroupfs (v1 or v2 with the docker parent); -1: unknown. */
-static long pids_hit_max(const struct dk_exec *x)
+/* A counter (`key` N) of one of the container's group files, where the
+ * engine is local and uses cgroupfs: Docker's groups (v1 or v2, with the
+ * docker parent or systemd's scope) or Podman's (libpod_parent, or
+ * machine.slice under systemd); -1: unknown. */
+static long cg_counter(const struct dk_exec *x, const char *ctrl, const char *file, const char *key)
 {
-        char path[3][256], key[16];
+        static const struct {
+                bool v1; /* under the controller's own hierarchy */
+                const char *pre, *post;
+        } dirs[] = {
+            {true, "docker/", ""},
+            {true, "libpod_parent/libpod-", ""},
+            {false, "docker/", ""},
+            {false, "system.slice/docker-", ".scope"},
+            {false, "libpod_parent/libpod-", ""},
+            {false, "machine.slice/libpod-", ".scope"},
+        };
+        char path[400], k[32];
         long v;
 
         if (x->rt->ep.unix_path[0] == '\0')
                 return -1;
-        snprintf(path[0], sizeof(path[0]), "/sys/fs/cgroup/pids/docker/%s/pids.events", x->id);
-        snprintf(path[1], sizeof(path[1]), "/sys/fs/cgroup/docker/%s/pids.events", x->id);
-        snprintf(path[2], sizeof(path[2]),
-                 "/sys/fs/cgroup/system.slice/docker-%s.scope/pids.events", x->id);
-        for (size_t i = 0; i < 3; i++) {
-                FILE *f = fopen(path[i], "re");
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+                snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s%s%s%s/%s", dirs[i].v1 ? ctrl : "",
+                         dirs[i].v1 ? "/" : "", dirs[i].pre, x->id, dirs[i].post, file);
+                FILE *f = fopen(path, "re");
                 if (f == NULL)
                         continue;
-                int ok = fscanf(f, "%15s %ld", key, &v) == 2 && strcmp(key, "max") == 0;
+                int found = 0;
+                while (!found && fscanf(f, "%31s %ld", k, &v) == 2)
+                        found = strcmp(k, key) == 0;
                 fclose(f);
-                if (ok)
+                if (found)
                         return v;
         }
         return -1;
+}
+
+static long pids_hit_max(const struct dk_exec *x)
+{
+        return cg_counter(x, "pids", "pids.events", "max");
+}
+
+/* Podman 4.3 on cgroup v1 leaves State.OOMKilled false after an OOM kill:
+ * the group's own counter says it (v1 memory.oom_control, v2 memory.events). */
+static bool oom_seen(const struct dk_exec *x)
+{
+        return cg_counter(x, "memory", "memory.oom_control", "oom_kill") > 0 ||
+               cg_counter(x, "memory", "memory.events", "oom_kill") > 0;
 }
 
 /* The engine gives only a status code: 128+N is read as signal N (the
@@ -332,7 +373,7 @@ static enum exec_reason classify(struct dk_exec *x, const struct docker_inspect 
                 return x->pending;
         if (r->signal != 0 && (x->op_signals & (1ull << (r->signal - 1))))
                 return EXEC_KILLED;
-        if (in->oom_killed)
+        if (in->oom_killed || x->oom_hit || (l->memory_bytes > 0 && oom_seen(x)))
                 return EXEC_OOM;
         /* The group goes with the container's end: what the samples saw. */
         if (l->pids > 0 && code != 0) {
@@ -384,7 +425,10 @@ static void x_remove(struct dk_exec *x)
                 return;
         x->removing = true;
         call_cancel(&x->stats);
+        call_cancel(&x->poll);
         call_cancel(&x->wait);
+        call_cancel(&x->create);
+        call_cancel(&x->start);
         call_cancel(&x->attach_call);
         uv_timer_stop(&x->timer);
         if (x->created) {
@@ -433,6 +477,7 @@ static void x_end(struct dk_exec *x)
         uv_timer_stop(&x->timer);
         uv_timer_stop(&x->probe);
         call_cancel(&x->stats);
+        call_cancel(&x->poll);
         if (!x->started) {
                 report(x, NULL);
                 x_remove(x);
@@ -488,12 +533,36 @@ static void waited(struct dk_call *c, int status, const char *body, size_t n, co
         maybe_end(x);
 }
 
-static void stats_line(struct dk_call *c, const char *buf, size_t n)
+/* One stats object, from the stream or a poll. */
+static void stats_sample(struct dk_exec *x, const char *json, size_t n)
 {
-        struct dk_exec *x = c->x;
         const struct exec_limits *l = exec_limits(x->e);
         struct docker_stats_sample s;
         uint64_t now = exec__rt_now_us();
+
+        /* A stopped container's last sample is all zeros: not a reading. */
+        if (docker_stats_parse(json, n, &s) < 0 || x->ended || (s.cpu_ns == 0 && s.mem_bytes == 0))
+                return;
+        docker_stats_fold(x->have_prev ? &x->prev : NULL, &s, now - x->prev_us, &x->st);
+        x->prev = s;
+        x->have_prev = true;
+        x->prev_us = now;
+        if (s.pids > x->max_pids)
+                x->max_pids = s.pids;
+        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
+                x->pids_hit = true;
+        exec__rt_stats(x->e, &x->st);
+        /* No CPU-time limit in the engine: proctor's, per sample. */
+        if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
+                x->has_pending = true;
+                x->pending = EXEC_CPU_LIMIT;
+                send_kill(x, SIGKILL);
+        }
+}
+
+static void stats_line(struct dk_call *c, const char *buf, size_t n)
+{
+        struct dk_exec *x = c->x;
         const char *nl;
 
         /* One JSON object per line; a line may come in pieces. */
@@ -513,42 +582,52 @@ static void stats_line(struct dk_call *c, const char *buf, size_t n)
                         return;
                 buf += k + 1;
                 n -= k + 1;
-                /* A stopped container's last sample is all zeros: not a reading. */
-                if (docker_stats_parse(c->buf, c->len, &s) == 0 && !x->ended &&
-                    (s.cpu_ns > 0 || s.mem_bytes > 0)) {
-                        docker_stats_fold(x->have_prev ? &x->prev : NULL, &s, now - x->prev_us,
-                                          &x->st);
-                        x->prev = s;
-                        x->have_prev = true;
-                        x->prev_us = now;
-                        if (s.pids > x->max_pids)
-                                x->max_pids = s.pids;
-                        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
-                                x->pids_hit = true;
-                        exec__rt_stats(x->e, &x->st);
-                        /* No CPU-time limit in the engine: proctor's, per sample. */
-                        if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
-                                x->has_pending = true;
-                                x->pending = EXEC_CPU_LIMIT;
-                                send_kill(x, SIGKILL);
-                        }
-                }
+                stats_sample(x, c->buf, c->len);
                 c->len = 0;
         }
 }
 
+/* The stream ended by itself (Podman ends it as the container stops):
+ * nothing is left to cancel. */
+static void stats_done(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        c->x->stats = NULL;
+}
+
 /* The engine removes a container's groups as it stops, and a fork bomb
- * under a pids limit may end within one stats interval: a local engine's
- * counter is read often while the command runs (one small file read). */
+ * under a pids limit (or an OOM kill) may end within one stats interval:
+ * a local engine's counters are read often while the command runs (a
+ * small file read or two). */
 #define PIDS_PROBE_MS 20
+/* Podman 4.3 streams a stats sample every 5 s: one is asked for each
+ * second as well (stream=false answers at once there). */
+#define STATS_POLL_US 1000000
+
+static void polled(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        c->x->poll = NULL;
+        if (status == 200)
+                stats_sample(c->x, body, n);
+}
+
 static void pids_probe(uv_timer_t *t)
 {
         struct dk_exec *x = t->data;
+        const struct exec_limits *l = exec_limits(x->e);
+        uint64_t now = exec__rt_now_us();
+        char path[160];
 
-        if (pids_hit_max(x) > 0) {
+        if (l->pids > 0 && !x->pids_hit && pids_hit_max(x) > 0)
                 x->pids_hit = true;
-                uv_timer_stop(t);
+        if (l->memory_bytes > 0 && !x->oom_hit && oom_seen(x))
+                x->oom_hit = true;
+        if (x->rt->podman && x->poll == NULL && now - x->polled_us >= STATS_POLL_US) {
+                x->polled_us = now;
+                snprintf(path, sizeof(path), "/containers/%s/stats?stream=false", x->id);
+                x->poll = api(x->rt, x, "GET", path, NULL, polled);
         }
+        if ((l->pids == 0 || x->pids_hit) && (l->memory_bytes == 0 || x->oom_hit) && !x->rt->podman)
+                uv_timer_stop(t);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -611,6 +690,7 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         const struct exec_limits *l = exec_limits(x->e);
         char path[200];
 
+        x->start = NULL;
         if (status != 204 && status != 304) {
                 if (status != 0)
                         answer_error(x, "start", status, body, n);
@@ -632,12 +712,15 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         } else if (l->timeout_ms > 0) {
                 uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
         }
-        if (l->pids > 0 && x->rt->ep.unix_path[0] != '\0')
+        x->polled_us = exec__rt_now_us(); /* the stream's first sample comes now */
+        if ((l->pids > 0 || l->memory_bytes > 0) && x->rt->ep.unix_path[0] != '\0')
                 uv_timer_start(&x->probe, pids_probe, 0, PIDS_PROBE_MS);
+        else if (x->rt->podman)
+                uv_timer_start(&x->probe, pids_probe, 0, 100);
         snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
         x->wait = api(x->rt, x, "POST", path, "", waited);
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
-        if ((x->stats = api(x->rt, x, "GET", path, NULL, NULL)) != NULL)
+        if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
         if (x->want_stdin && x->stdin_len > 0)
                 conn_write(x, x->stdin_data, x->stdin_len);
@@ -659,7 +742,7 @@ static void start(struct dk_exec *x)
                 return;
         }
         snprintf(path, sizeof(path), "/containers/%s/start", x->id);
-        if (api(x->rt, x, "POST", path, "", started) == NULL) {
+        if ((x->start = api(x->rt, x, "POST", path, "", started)) == NULL) {
                 x_err(x, "out of memory");
                 x_end(x);
         }
@@ -898,6 +981,7 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
         json_t *o;
         const char *id;
 
+        x->create = NULL;
         if (status == 404) {
                 x_err(x,
                       "image %s is not in the Docker engine at %s: docker pull %s (or docker "
@@ -1047,7 +1131,8 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         x->probe.data = x;
         x->refs = 3; /* the execution's own, and the timer handles' */
         exec__rt_set_priv(e, x);
-        if (body == NULL || api(rt, x, "POST", "/containers/create", body, created) == NULL) {
+        if (body == NULL ||
+            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
                 free(body);
                 snprintf(err, errlen, "cannot start a request to the Docker engine (libcurl?)");
                 /* The timer must close before x goes; the exec is not live yet. */
@@ -1078,6 +1163,17 @@ static int dk_write(struct exec *e, const char *data, size_t len)
         return 0;
 }
 
+/* Killed before it ran, and the engine has not answered since: the
+ * execution ends without it (a container it creates later carries the
+ * labels the next start's sweep removes). */
+static void kill_wait_over(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (!x->started)
+                x_end(x);
+}
+
 static void dk_kill(struct exec *e, enum exec_reason why)
 {
         struct dk_exec *x = exec__rt_priv(e);
@@ -1087,6 +1183,10 @@ static void dk_kill(struct exec *e, enum exec_reason why)
                 x->pending = why;
         }
         send_kill(x, SIGKILL);
+        /* Before the start each step's answer ends it; one that never
+         * comes must not keep the execution (and proctor) waiting. */
+        if (!x->started && !x->ended && !uv_is_active((uv_handle_t *)&x->timer))
+                uv_timer_start(&x->timer, kill_wait_over, KILL_WAIT_MS, 0);
 }
 
 static int dk_signal(struct exec *e, int sig)
@@ -1203,6 +1303,7 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
         size_t i;
         char path[200];
 
+        rt->list = NULL;
         if (status != 200 || (a = json_loadb(body, n, 0, NULL)) == NULL)
                 return;
         json_array_foreach (a, i, it) {
@@ -1218,6 +1319,23 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
                 api(rt, NULL, "DELETE", path, NULL, swept_one);
         }
         json_decref(a);
+}
+
+/* Podman names itself among the version's components. */
+static void versioned(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        json_t *o, *it;
+        size_t i;
+
+        c->rt->version = NULL;
+        if (status != 200 || (o = json_loadb(body, n, 0, NULL)) == NULL)
+                return;
+        json_array_foreach (json_object_get(o, "Components"), i, it) {
+                const char *name = json_string_value(json_object_get(it, "Name"));
+                if (name != NULL && strstr(name, "Podman") != NULL)
+                        c->rt->podman = true;
+        }
+        json_decref(o);
 }
 
 static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void **state, char *err,
@@ -1259,16 +1377,18 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 return -ENOMEM;
         }
         /* The sweep: containers whose proctor is gone (killed by SIGKILL). */
-        struct dk_call *c = api(rt, NULL, "GET",
-                                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
-                                "pid%22%5D%7D",
-                                NULL, listed);
+        struct dk_call *c = rt->list =
+            api(rt, NULL, "GET",
+                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
+                "pid%22%5D%7D",
+                NULL, listed);
         if (c == NULL) {
                 snprintf(err, errlen,
                          "cannot load libcurl for the Docker Engine API (Debian/Ubuntu: libcurl4)");
                 rt_free(rt);
                 return -ELIBACC;
         }
+        rt->version = api(rt, NULL, "GET", "/version", NULL, versioned);
         *state = rt;
         return 0;
 }
@@ -1277,8 +1397,13 @@ static void dk_engine_free(void *state)
 {
         struct docker_rt *rt = state;
 
+        /* An engine that never answered the start's calls does not keep
+         * the loop (and proctor) alive; held while they are cancelled. */
+        rt->pending++;
         rt->freeing = true;
-        if (rt->pending == 0) {
+        call_cancel(&rt->list);
+        call_cancel(&rt->version);
+        if (--rt->pending == 0) {
                 rt_free(rt);
         }
 }

@@ -316,3 +316,25 @@ void docker_error_text(const char *body, size_t n, char *out, size_t outlen)
         while (k > 0 && out[k - 1] == ' ')
                 out[--k] = '\0';
 }
+
+const char *docker_error_hint(const char *body, size_t n)
+{
+        char msg[1024];
+
+        /* The whole answer: the cause may come past what a message shows. */
+        snprintf(msg, sizeof(msg), "%.*s", (int)(n < sizeof(msg) - 1 ? n : sizeof(msg) - 1), body);
+        /* Podman binds its init (containers.conf init_path, by default
+         * catatonit) for HostConfig.Init, and fails the create without it. */
+        if (strstr(msg, "container-init binary not found") != NULL)
+                return "the engine (Podman) has no container init for HostConfig.Init: install "
+                       "catatonit, or set init_path in containers.conf's [engine] table to a "
+                       "static tini";
+        /* Podman as root raises nofile and nproc to its maximum unless
+         * told; where root lacks CAP_SYS_RESOURCE the runtime refuses. */
+        if (strstr(msg, "error setting rlimit") != NULL)
+                return "the engine may not raise a container's rlimits here (no "
+                       "CAP_SYS_RESOURCE?): Podman: set default_ulimits = [\"nofile=N:N\", "
+                       "\"nproc=N:N\"] at or below the host's limits in containers.conf's "
+                       "[containers] table";
+        return NULL;
+}

@@ -99,4 +99,9 @@ int docker_inspect_parse(const char *json, size_t n, struct docker_inspect *in);
 /* The engine's {"message": ...} (or the body itself, cut), for people. */
 void docker_error_text(const char *body, size_t n, char *out, size_t outlen);
 
+/* The fix for an engine error whose cause is the engine's configuration
+ * rather than the request (Podman's missing container init, rlimits it
+ * may not raise), or NULL. `body` is the engine's answer. */
+const char *docker_error_hint(const char *body, size_t n);
+
 #endif

@@ -8,9 +8,11 @@
 # the daemon: the permission-denied message only.
 # as-user: yes
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/engine_checks.sh"
 
 BUSYBOX=/bin/busybox
 IMAGE=proctor-test:busybox
+ENGINE=docker
 
 # A unix socket this user may not open: the permission message names the fix.
 perm_socket_check() {
@@ -67,32 +69,9 @@ if ! wait_until 30 docker version >/dev/null 2>&1; then
 fi
 dk() { "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" "$@"; }
 
-# The image: busybox-static with its applets, a /tmp as images have it, and
-# stand-ins for bash and python3 (a python3 that prints its stdin shows
-# what reached the container's stdin).
-R=$D/root
-mkdir -p "$R/bin" "$R/tmp" "$R/etc" "$R/workspace"
-chmod 1777 "$R/tmp"
-cp "$BUSYBOX" "$R/bin/busybox"
-for a in $("$BUSYBOX" --list); do [ "$a" = busybox ] || ln -s busybox "$R/bin/$a"; done
-printf '#!/bin/sh\nexec sh "$@"\n' >"$R/bin/bash"
-printf '#!/bin/sh\necho "stdin:"; cat\n' >"$R/bin/python3"
-chmod 755 "$R/bin/bash" "$R/bin/python3"
-tar -C "$R" -c . | docker import - "$IMAGE" >/dev/null
-check "the test image is imported" docker image inspect "$IMAGE" >/dev/null
+engine_image "$D"
 
-leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
-
-# ---- output, exit codes ----
-out=$(dk -- sh -c 'echo out; echo err >&2; exit 7' 2>"$WORK/e")
-expect_eq "exit code is the command's" 7 $?
-expect_eq "stdout" out "$out"
-expect_eq "stderr" err "$(cat "$WORK/e")"
-dk -- sh -c 'kill -9 $$'
-expect_eq "killed by a signal: 128+N" 137 $?
-dk -- no-such-command 2>"$WORK/e"
-expect_eq "missing command: 127" 127 $?
-expect_match "missing command: said" "no-such-command.*No such file or directory" "$(cat "$WORK/e")"
+engine_check_exits
 
 # ---- selected by the environment and the config file too ----
 out=$(PROCTOR_RUNTIME=docker PROCTOR_IMAGE=$IMAGE "$PROCTOR" exec --workspace "$WORK" --json -- true | json_field exec.create runtime)
@@ -110,29 +89,9 @@ dk --json -- sh -c 'echo hi; sleep 2.5' >"$WORK/ev"
 expect_eq "events in contract order" \
         "exec.create exec.state exec.start exec.state exec.output exec.stats exec.state exec.exit exec.state exec.remove" \
         "$(json_eval '" ".join(t for i, t in enumerate(e["type"] for e in ev) if not (t == "exec.stats" and ev[i-1]["type"] == "exec.stats"))' <"$WORK/ev")"
-expect_eq "exec.create names the runtime" docker "$(json_field exec.create runtime <"$WORK/ev")"
-expect_eq "the engine limits the container as a whole" "[]" "$(json_field exec.create limits_per_process <"$WORK/ev")"
-expect_eq "lifecycle states" '["created", "running", "exited", "removing"]' \
-        "$(json_eval '[e["state"] for e in of("exec.state")]' <"$WORK/ev")"
-expect_match "exec.start names the container" '^[0-9a-f]{64}$' "$(json_field exec.start container <"$WORK/ev")"
-expect_eq "stats arrive while it runs" true \
-        "$(json_eval 'len(of("exec.stats")) >= 1 and all(s["mem_bytes"] > 0 and s["pids"] >= 1 for s in of("exec.stats"))' <"$WORK/ev")"
-expect_eq "the container is removed" 0 "$(leftovers)"
+engine_check_stats
 
-# ---- limits and exit reasons ----
-dk --json --memory 16M -- sh -c 'x=a; while :; do x=$x$x; done' >"$WORK/ev"
-expect_eq "memory limit: oom" oom "$(json_field exec.exit reason <"$WORK/ev")"
-t0=$(now_ms)
-dk --timeout 1 -- sleep 30 2>"$WORK/e"
-expect_eq "timeout: 124" 124 $?
-check "timeout: ended within 5 s" test $(($(now_ms) - t0)) -lt 5000
-expect_match "timeout: said" "timed out after 1.0 s" "$(cat "$WORK/e")"
-# A subshell meets the limit; the shell itself (which a failed fork would
-# end at once) goes on without forking for a moment.
-dk --json --pids 8 -- sh -c '(for i in $(seq 20); do sleep 2 & done); i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exit 1' >"$WORK/ev" 2>/dev/null
-expect_eq "pids limit: pids_limit" pids_limit "$(json_field exec.exit reason <"$WORK/ev")"
-out=$(dk --output-limit 100 -- sh -c 'i=0; while [ $i -lt 100 ]; do echo 0123456789; i=$((i+1)); done' 2>/dev/null | wc -c)
-expect_eq "output cap" 100 "$out"
+engine_check_limits
 
 # ---- the walls ----
 out=$(dk -- sh -c 'wget -q -T 2 -O- http://127.0.0.1:1/ 2>&1 || echo wget-failed; nc -w 2 10.0.2.2 80 </dev/null 2>&1 || echo nc-failed; ip -o link 2>/dev/null | grep -vc " lo:"' 2>&1)
@@ -197,7 +156,7 @@ if command -v openssl >/dev/null && mkdir -p "$T" && (
                 --pidfile "$D/tpid" >"$D/tlog" 2>&1 &
         at_exit 'kill $(cat '"$D"'/tpid)'
         if wait_until 30 env DOCKER_HOST=unix://$D/t.sock docker version >/dev/null 2>&1; then
-                tar -C "$R" -c . | DOCKER_HOST=unix://$D/t.sock docker import - "$IMAGE" >/dev/null
+                tar -C "$D/root" -c . | DOCKER_HOST=unix://$D/t.sock docker import - "$IMAGE" >/dev/null
                 tls() { DOCKER_HOST=tcp://127.0.0.1:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T "$@"; }
                 out=$(tls dk -- sh -c 'echo over-tls; exit 6')
                 expect_eq "tls: exit code" 6 $?
@@ -227,9 +186,7 @@ else
 fi
 
 # ---- errors that name the fix ----
-dk --image proctor-test:missing -- true 2>"$WORK/e"
-expect_eq "image not found: 125" 125 $?
-expect_match "image not found: docker pull" "docker pull proctor-test:missing" "$(cat "$WORK/e")"
+engine_check_no_image
 DOCKER_HOST=unix://$WORK/none.sock dk -- true 2>"$WORK/e"
 expect_eq "no socket: 125" 125 $?
 expect_match "no socket: is the daemon running" "is the docker daemon running\\? DOCKER_HOST=unix://$WORK/none.sock" "$(cat "$WORK/e")"
@@ -241,32 +198,9 @@ chgrp root "$D/docker.sock" && chmod 0660 "$D/docker.sock"
 perm_socket_check "$D/docker.sock" setpriv --reuid=proctor-test --regid=proctor-test --clear-groups \
         env HOME=/home/proctor-test
 
-# ---- labels, and the sweep after a SIGKILLed proctor ----
-"$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 60 &
-p=$!
-track_pid $p
-wait_until 10 test "$(leftovers)" -eq 1
-wait_until 10 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
-cid=$(docker ps -q --filter label=proctor.pid="$p")
-expect_match "labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
-expect_match "labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
-{ kill -9 $p; wait $p; } 2>/dev/null
-expect_eq "SIGKILLed proctor leaves its container" 1 "$(leftovers)"
-dk -- true
-check "the next start sweeps it" wait_until 10 test "$(leftovers)" -eq 0
-
-# ---- a session: run's tools in containers, stdin to the command ----
-cat >"$WORK/s.jsonl" <<'S'
-{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo in-container; cat /proc/1/cgroup | head -1; exit 3"}}, {"name": "run_python_code", "arguments": {"code": "print('via stdin')"}}]}
-{"content": "Done."}
-S
-"$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --model "script:$WORK/s.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
-expect_eq "run: ends completed" completed "$(json_field session.end status <"$WORK/ev")"
-expect_eq "run: two containers" '["docker", "docker"]' "$(json_eval '[e["runtime"] for e in of("exec.create")]' <"$WORK/ev")"
-expect_match "run: the bash tool ran in the container" "in-container" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
-expect_match "run: the bash tool's exit code" '"exit_code": 3' "$(json_eval 'of("tool.result")' <"$WORK/ev")"
-expect_match "run: stdin reached the container" "stdin:.*via stdin" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
-expect_eq "run: nothing left" 0 "$(leftovers)"
+engine_check_kill
+engine_check_sweep
+engine_check_session
 
 # ---- the file tools in a container: proctor's binary and libraries, read-only ----
 cat >"$WORK/f.jsonl" <<'S'

@@ -275,6 +275,51 @@ static void test_inspect_and_errors(void **state)
         assert_string_equal(msg, "plain text");
 }
 
+/* Podman 4.3's compatible stats (cgroup v1): no memory_stats.stats or
+ * max_usage, floats beside the counters; as its service sends them. */
+static void test_stats_podman(void **state)
+{
+        static const char p[] =
+            "{\"read\":\"2026-12-01T22:41:24.013814614Z\",\"pids_stats\":{\"current\":1},"
+            "\"num_procs\":0,\"storage_stats\":{},\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":"
+            "29937769,\"percpu_usage\":[2740281,27197488],\"usage_in_kernelmode\":4000000},"
+            "\"system_cpu_usage\":7539191963217,\"online_cpus\":2,\"cpu\":0},\"precpu_stats\":"
+            "{\"cpu\":155.15550082268604},\"memory_stats\":{\"usage\":397312,\"limit\":"
+            "25276059648},\"name\":\"stoic_jepsen\"}";
+        struct docker_stats_sample a;
+
+        assert_int_equal(docker_stats_parse(p, sizeof(p) - 1, &a), 0);
+        assert_int_equal(a.cpu_ns, 29937769);
+        assert_int_equal(a.mem_bytes, 397312);
+        assert_int_equal(a.mem_max, 0);
+        assert_int_equal(a.pids, 1);
+}
+
+/* Podman's answers whose fix is its configuration, as its service words them. */
+static void test_error_hints(void **state)
+{
+        static const char init[] = "{\"cause\":\"no such file or directory\",\"message\":"
+                                   "\"container create: container-init binary not found on the "
+                                   "host: stat /usr/libexec/podman/catatonit: no such file or "
+                                   "directory\",\"response\":500}";
+        static const char rlim[] =
+            "{\"cause\":\"OCI permission denied\",\"message\":\"preparing container 0123 for "
+            "attach: /usr/sbin/runc: runc create failed: unable to start container process: "
+            "error during container init: error setting rlimits for ready process: error "
+            "setting rlimit type 7: operation not permitted: OCI permission denied\","
+            "\"response\":409}";
+        const char *h;
+
+        assert_non_null(h = docker_error_hint(init, sizeof(init) - 1));
+        assert_non_null(strstr(h, "install catatonit"));
+        assert_non_null(strstr(h, "init_path"));
+        /* The cause lies past the 200 characters a message keeps. */
+        assert_non_null(h = docker_error_hint(rlim, sizeof(rlim) - 1));
+        assert_non_null(strstr(h, "default_ulimits"));
+        assert_null(docker_error_hint("{\"message\":\"No such image: x\"}", 31));
+        assert_null(docker_error_hint("", 0));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -283,6 +328,8 @@ int main(void)
             cmocka_unit_test(test_demux_every_split),
             cmocka_unit_test(test_demux_bad_header),
             cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_stats_podman),
+            cmocka_unit_test(test_error_hints),
             cmocka_unit_test(test_inspect_and_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

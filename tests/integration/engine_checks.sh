@@ -1,0 +1,131 @@
+# Checks of --runtime docker that hold for every engine speaking the Docker
+# Engine API (a private dockerd in t_docker.sh, Podman's compatible service
+# in t_podman.sh), sourced after lib.sh. The caller has the engine listening
+# at DOCKER_HOST with $IMAGE imported (engine_image makes it), and defines
+# dk (proctor exec --runtime docker with the image and $WORK) and ENGINE
+# (the engine's name in messages). The docker CLI speaks to both engines.
+
+# The test image: busybox-static with its applets, a /tmp as images have
+# it, and stand-ins for bash and python3 (a python3 that prints its stdin
+# shows what reached the container's stdin). $1: a scratch directory.
+engine_image() {
+        local r=$1/root a
+        mkdir -p "$r/bin" "$r/tmp" "$r/etc" "$r/workspace"
+        chmod 1777 "$r/tmp"
+        cp /bin/busybox "$r/bin/busybox"
+        for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"; done
+        printf '#!/bin/sh\nexec sh "$@"\n' >"$r/bin/bash"
+        printf '#!/bin/sh\necho "stdin:"; cat\n' >"$r/bin/python3"
+        chmod 755 "$r/bin/bash" "$r/bin/python3"
+        tar -C "$r" -c . | docker import - "$IMAGE" >/dev/null
+        check "$ENGINE: the test image is imported" docker image inspect "$IMAGE" >/dev/null
+}
+
+leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
+
+# Output, exit codes, a signal's 128+N, a missing command.
+engine_check_exits() {
+        local out
+        out=$(dk -- sh -c 'echo out; echo err >&2; exit 7' 2>"$WORK/e")
+        expect_eq "$ENGINE: exit code is the command's" 7 $?
+        expect_eq "$ENGINE: stdout" out "$out"
+        expect_eq "$ENGINE: stderr" err "$(cat "$WORK/e")"
+        dk -- sh -c 'kill -9 $$'
+        expect_eq "$ENGINE: killed by a signal: 128+N" 137 $?
+        dk -- no-such-command 2>"$WORK/e"
+        expect_eq "$ENGINE: missing command: 127" 127 $?
+        expect_match "$ENGINE: missing command: said" "no-such-command.*No such file or directory" "$(cat "$WORK/e")"
+}
+
+# The lifecycle and live stats in --json; nothing left after.
+engine_check_stats() {
+        dk --json -- sh -c 'echo hi; sleep 2.5' >"$WORK/ev"
+        expect_eq "$ENGINE: exec.create names the runtime" docker "$(json_field exec.create runtime <"$WORK/ev")"
+        expect_eq "$ENGINE: the engine limits the container as a whole" "[]" "$(json_field exec.create limits_per_process <"$WORK/ev")"
+        expect_eq "$ENGINE: lifecycle states" '["created", "running", "exited", "removing"]' \
+                "$(json_eval '[e["state"] for e in of("exec.state")]' <"$WORK/ev")"
+        expect_match "$ENGINE: exec.start names the container" '^[0-9a-f]{64}$' "$(json_field exec.start container <"$WORK/ev")"
+        expect_eq "$ENGINE: stats arrive while it runs" true \
+                "$(json_eval 'len(of("exec.stats")) >= 1 and all(s["mem_bytes"] > 0 and s["pids"] >= 1 for s in of("exec.stats"))' <"$WORK/ev")"
+        # Podman 4.3 streams every 5 s; proctor asks each second there too.
+        expect_eq "$ENGINE: stats every second or so" true "$(json_eval 'len(of("exec.stats")) >= 2' <"$WORK/ev")"
+        expect_eq "$ENGINE: the output" "hi" "$(json_eval '"".join(e["data"] for e in of("exec.output")).strip()' <"$WORK/ev")"
+        expect_eq "$ENGINE: the container is removed" 0 "$(leftovers)"
+}
+
+# Memory, wall clock, pids and output limits with their exit reasons.
+engine_check_limits() {
+        local t0 out
+        dk --json --memory 16M -- sh -c 'x=a; while :; do x=$x$x; done' >"$WORK/ev"
+        expect_eq "$ENGINE: memory limit: oom" oom "$(json_field exec.exit reason <"$WORK/ev")"
+        dk --json --cpu-time 1 -- sh -c 'while :; do :; done' >"$WORK/ev"
+        expect_eq "$ENGINE: CPU time: cpu_limit" cpu_limit "$(json_field exec.exit reason <"$WORK/ev")"
+        t0=$(now_ms)
+        dk --timeout 1 -- sleep 30 2>"$WORK/e"
+        expect_eq "$ENGINE: timeout: 124" 124 $?
+        check "$ENGINE: timeout: ended within 5 s" test $(($(now_ms) - t0)) -lt 5000
+        expect_match "$ENGINE: timeout: said" "timed out after 1.0 s" "$(cat "$WORK/e")"
+        # A subshell meets the limit; the shell itself (which a failed fork
+        # would end at once) goes on without forking for a moment.
+        dk --json --pids 8 -- sh -c '(for i in $(seq 20); do sleep 2 & done); i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exit 1' >"$WORK/ev" 2>/dev/null
+        expect_eq "$ENGINE: pids limit: pids_limit" pids_limit "$(json_field exec.exit reason <"$WORK/ev")"
+        out=$(dk --output-limit 100 -- sh -c 'i=0; while [ $i -lt 100 ]; do echo 0123456789; i=$((i+1)); done' 2>/dev/null | wc -c)
+        expect_eq "$ENGINE: output cap" 100 "$out"
+        expect_eq "$ENGINE: nothing left after the limits" 0 "$(leftovers)"
+}
+
+# An image the engine does not have: the message names the fix.
+engine_check_no_image() {
+        dk --image proctor-test:missing -- true 2>"$WORK/e"
+        expect_eq "$ENGINE: image not found: 125" 125 $?
+        expect_match "$ENGINE: image not found: docker pull" "docker pull proctor-test:missing" "$(cat "$WORK/e")"
+}
+
+# Labels, and the sweep of a SIGKILLed proctor's container at the next start.
+engine_check_sweep() {
+        local p cid
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 60 &
+        p=$!
+        track_pid $p
+        wait_until 20 test "$(leftovers)" -eq 1
+        wait_until 20 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+        cid=$(docker ps -q --filter label=proctor.pid="$p")
+        expect_match "$ENGINE: labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
+        expect_match "$ENGINE: labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
+        { kill -9 $p; wait $p; } 2>/dev/null
+        expect_eq "$ENGINE: SIGKILLed proctor leaves its container" 1 "$(leftovers)"
+        dk -- true
+        check "$ENGINE: the next start sweeps it" wait_until 20 test "$(leftovers)" -eq 0
+}
+
+# A session: run's tools in containers, stdin to the command (the
+# run_python_code stand-in prints it).
+engine_check_session() {
+        cat >"$WORK/s.jsonl" <<'S'
+{"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "echo in-container; cat /proc/1/cgroup | head -1; exit 3"}}, {"name": "run_python_code", "arguments": {"code": "print('via stdin')"}}]}
+{"content": "Done."}
+S
+        "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --model "script:$WORK/s.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+        expect_eq "$ENGINE: run: ends completed" completed "$(json_field session.end status <"$WORK/ev")"
+        expect_eq "$ENGINE: run: two containers" '["docker", "docker"]' "$(json_eval '[e["runtime"] for e in of("exec.create")]' <"$WORK/ev")"
+        expect_match "$ENGINE: run: the bash tool ran in the container" "in-container" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+        expect_match "$ENGINE: run: the bash tool's exit code" '"exit_code": 3' "$(json_eval 'of("tool.result")' <"$WORK/ev")"
+        expect_match "$ENGINE: run: stdin reached the container" "stdin:.*via stdin" "$(json_eval '[r["output"] for r in of("tool.result")]' <"$WORK/ev")"
+        expect_eq "$ENGINE: run: nothing left" 0 "$(leftovers)"
+}
+
+# SIGTERM to proctor exec kills the container through the API (reason
+# killed) and removes it.
+engine_check_kill() {
+        local p
+        # Not through dk: $! must be proctor's own pid.
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" --json -- sleep 60 >"$WORK/kev" 2>/dev/null &
+        p=$!
+        track_pid $p
+        wait_until 20 grep -q '"state":"running"' "$WORK/kev"
+        kill -TERM $p
+        check "$ENGINE: SIGTERM: proctor exec ends within 15 s" wait_until 15 test ! -e /proc/$p
+        wait $p 2>/dev/null
+        expect_eq "$ENGINE: SIGTERM: exit reason killed" killed "$(json_field exec.exit reason <"$WORK/kev")"
+        check "$ENGINE: SIGTERM: the container is removed" wait_until 10 test "$(leftovers)" -eq 0
+}

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "exec/docker_api.h"
+#include "exec/fdio.h"
 #include "exec/http.h"
 #include "exec/seccomp.h"
 #include "exec/selfrun.h"
@@ -39,8 +40,11 @@ struct docker_rt {
         struct docker_endpoint ep;
         char *image, *session;
         char host_name[256];
-        struct selfrun self;            /* proctor's binary and libraries, for the file tools */
-        char *seccomp;                  /* proctor's policy as the engine's profile */
+        struct selfrun self; /* proctor's binary and libraries, for the file tools */
+        char *seccomp;       /* proctor's policy as the engine's profile */
+        /* The same in a file (Podman's service reads profiles by path on
+         * its own host); "" when it could not be written. */
+        char seccomp_path[64];
         unsigned pending;               /* requests of its own (the sweep) in flight */
         bool podman;                    /* the engine is Podman (GET /version said so) */
         struct dk_call *list, *version; /* the start's calls, while in flight */
@@ -67,6 +71,8 @@ static void rt_free(struct docker_rt *rt)
         free(rt->image);
         free(rt->session);
         free(rt->seccomp);
+        if (rt->seccomp_path[0] != '\0')
+                unlink(rt->seccomp_path);
         free(rt);
 }
 
@@ -100,6 +106,7 @@ struct dk_exec {
         uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
         struct dk_call *stats, *wait, *poll;
         struct dk_call *create, *start; /* in flight */
+        char *create_body;              /* kept until the create is answered */
         uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
         bool have_prev;
@@ -299,6 +306,7 @@ static void x_unref(struct dk_exec *x)
         struct exec *e = x->e;
         free(x->stdin_data);
         free(x->early);
+        free(x->create_body);
         free(x);
         exec__rt_removed(e);
 }
@@ -975,6 +983,41 @@ static void attach(struct dk_exec *x)
 
 /* ---- create ---- */
 
+static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err);
+
+/* Podman's compatible service takes `seccomp=` as a path on its own host,
+ * where Docker takes the profile itself. A create it refused for that
+ * (before GET /version said which engine it is) goes again, once, naming
+ * the profile's file: true when it went. */
+static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
+{
+        struct docker_rt *rt = x->rt;
+        json_t *o, *opts;
+        char opt[80], *body;
+
+        if (x->create_body == NULL || rt->seccomp_path[0] == '\0' ||
+            memmem(answer, n, "seccomp profile", 15) == NULL)
+                return false;
+        o = json_loads(x->create_body, 0, NULL);
+        opts = json_object_get(json_object_get(o, "HostConfig"), "SecurityOpt");
+        snprintf(opt, sizeof(opt), "seccomp=%s", rt->seccomp_path);
+        for (size_t i = 0; i < json_array_size(opts); i++)
+                if (strncmp(json_string_value(json_array_get(opts, i)), "seccomp=", 8) == 0)
+                        json_array_set_new(opts, i, json_string(opt));
+        body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        free(x->create_body);
+        x->create_body = NULL; /* once */
+        rt->podman = true;
+        if (body == NULL ||
+            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
+                free(body);
+                return false;
+        }
+        free(body);
+        return true;
+}
+
 static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct dk_exec *x = c->x;
@@ -982,6 +1025,10 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
         const char *id;
 
         x->create = NULL;
+        if (status == 500 && seccomp_by_path(x, body, n))
+                return;
+        free(x->create_body);
+        x->create_body = NULL;
         if (status == 404) {
                 x_err(x,
                       "image %s is not in the Docker engine at %s: docker pull %s (or docker "
@@ -1065,6 +1112,7 @@ static void free_on_close(uv_handle_t *h)
         struct dk_exec *x = h->data;
 
         free(x->stdin_data);
+        free(x->create_body);
         free(x);
 }
 
@@ -1110,7 +1158,8 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         struct docker_create dc = {
             .image = rt->image,
             .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
-            .seccomp_profile = rt->seccomp,
+            .seccomp_profile =
+                rt->podman && rt->seccomp_path[0] != '\0' ? rt->seccomp_path : rt->seccomp,
             .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
                                                                                          : NULL,
             .env = req->env_extra,
@@ -1141,7 +1190,11 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 uv_close((uv_handle_t *)&x->probe, free_on_close);
                 return -ENOMEM;
         }
-        free(body);
+        /* kept for a retry naming the profile's file (seccomp_by_path) */
+        if (rt->podman)
+                free(body);
+        else
+                x->create_body = body;
         return 0;
 }
 
@@ -1338,6 +1391,28 @@ static void versioned(struct dk_call *c, int status, const char *body, size_t n,
         json_decref(o);
 }
 
+/* The profile in a file of its own, for an engine that reads it by path
+ * (Podman): readable by the engine's service, not replaceable by others
+ * (O_EXCL in a sticky directory), removed with the runtime. */
+static void seccomp_file(struct docker_rt *rt)
+{
+        const char *dir = getenv("XDG_RUNTIME_DIR");
+        size_t len = strlen(rt->seccomp);
+        int fd;
+
+        if (dir == NULL || dir[0] != '/' || strlen(dir) > 30)
+                dir = "/tmp";
+        snprintf(rt->seccomp_path, sizeof(rt->seccomp_path), "%s/proctor-seccomp-XXXXXX", dir);
+        fd = mkstemp(rt->seccomp_path);
+        if (fd < 0 || fchmod(fd, 0644) != 0 || fdio_write_all(fd, rt->seccomp, len) != 0) {
+                if (fd >= 0)
+                        unlink(rt->seccomp_path);
+                rt->seccomp_path[0] = '\0';
+        }
+        if (fd >= 0)
+                close(fd);
+}
+
 static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void **state, char *err,
                          size_t errlen)
 {
@@ -1362,6 +1437,8 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 rc = selfrun_probe(&rt->self, err, errlen);
         if (rc == 0 && (rt->seccomp = seccomp_policy_profile_json()) == NULL)
                 rc = -ENOMEM;
+        if (rc == 0)
+                seccomp_file(rt);
         if (rc < 0) {
                 rt_free(rt);
                 return rc;

@@ -129,3 +129,22 @@ engine_check_kill() {
         expect_eq "$ENGINE: SIGTERM: exit reason killed" killed "$(json_field exec.exit reason <"$WORK/kev")"
         check "$ENGINE: SIGTERM: the container is removed" wait_until 10 test "$(leftovers)" -eq 0
 }
+
+# proctor's own seccomp policy, not the engine's default: a setuid bit on a
+# workspace file (which the engine's profile allows: the control) is refused,
+# a device node too, while a fifo and a plain mode change still work.
+engine_check_seccomp() {
+        local out uid gid
+        out=$(dk -- sh -c 'touch /workspace/suid; chmod 4755 /workspace/suid 2>&1; echo chmod=$?; chmod 700 /workspace/suid && echo plain-ok; mkfifo /tmp/f && echo fifo-ok; mknod /tmp/c c 1 3 2>&1; stat -c %a /workspace/suid' 2>&1)
+        expect_match "$ENGINE: proctor's policy: setuid bit refused" "chmod=1" "$out"
+        expect_match "$ENGINE: proctor's policy: said as not permitted" "Operation not permitted" "$out"
+        expect_match "$ENGINE: proctor's policy: a plain chmod works" "plain-ok" "$out"
+        expect_match "$ENGINE: proctor's policy: a fifo works" "fifo-ok" "$out"
+        expect_match "$ENGINE: proctor's policy: the file kept no setuid bit" "^700$" "$(echo "$out" | tail -1)"
+        uid=$(id -u "$T_OWNER")
+        gid=$(id -g "$T_OWNER")
+        out=$(docker run --rm --network none --user "$uid:$gid" --security-opt no-new-privileges \
+                -v "$WORK:/workspace" "$IMAGE" sh -c 'chmod 4755 /workspace/suid; echo chmod=$?; stat -c %a /workspace/suid' 2>&1)
+        expect_match "$ENGINE: control: the engine's default profile lets the setuid bit through" "chmod=0" "$out"
+        chmod 600 "$WORK/suid"
+}

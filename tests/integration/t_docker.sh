@@ -106,20 +106,7 @@ expect_eq "not root, no capabilities, no new privileges, seccomp on" "$(id -u "$
 CapEff: 0000000000000000
 NoNewPrivs: 1
 Seccomp: 2" "$out"
-# proctor's own seccomp policy, not the engine's default: a setuid bit on a
-# workspace file (which the engine's profile allows: the control) is refused,
-# a device node too, while a fifo and a plain mode change still work.
-out=$(dk -- sh -c 'touch /workspace/suid; chmod 4755 /workspace/suid 2>&1; echo chmod=$?; chmod 700 /workspace/suid && echo plain-ok; mkfifo /tmp/f && echo fifo-ok; mknod /tmp/c c 1 3 2>&1; stat -c %a /workspace/suid' 2>&1)
-expect_match "proctor's policy: setuid bit refused" "chmod=1" "$out"
-expect_match "proctor's policy: said as not permitted" "Operation not permitted" "$out"
-expect_match "proctor's policy: a plain chmod works" "plain-ok" "$out"
-expect_match "proctor's policy: a fifo works" "fifo-ok" "$out"
-expect_match "proctor's policy: the file kept no setuid bit" "^700$" "$(echo "$out" | tail -1)"
-uid=$(id -u "$T_OWNER"); gid=$(id -g "$T_OWNER")
-out=$(docker run --rm --network none --user "$uid:$gid" --security-opt no-new-privileges \
-        -v "$WORK:/workspace" "$IMAGE" sh -c 'chmod 4755 /workspace/suid; echo chmod=$?; stat -c %a /workspace/suid' 2>&1)
-expect_match "control: the engine's default profile lets the setuid bit through" "chmod=0" "$out"
-chmod 600 "$WORK/suid"
+engine_check_seccomp
 dk -- sh -c 'echo from-container > /workspace/w'
 expect_eq "rw workspace: the host sees the write" from-container "$(cat "$WORK/w" 2>/dev/null)"
 out=$(dk --workspace-mode ro -- sh -c 'cat /workspace/w; echo x > /workspace/w2' 2>&1)

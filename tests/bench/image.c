@@ -12,53 +12,9 @@
 #include "exec/exec.h"
 #include "exec/image.h"
 #include "tests/bench/bench.h"
+#include "tests/bench/bench_exec.h"
 
 enum { V_HOST, V_IMAGE, NV };
-
-struct call {
-        bool exited, removed;
-        struct exec_result res;
-};
-
-static void on_exit_cb(struct exec *e, const struct exec_result *r, void *ud)
-{
-        struct call *c = ud;
-
-        c->exited = true;
-        c->res = *r;
-}
-
-static void on_remove(struct exec *e, uint64_t teardown_us, void *ud)
-{
-        ((struct call *)ud)->removed = true;
-}
-
-static const struct exec_callbacks callbacks = {.on_exit = on_exit_cb, .on_remove = on_remove};
-
-static uint64_t run_once(uv_loop_t *loop, struct exec_engine *eng, struct exec_workspace *ws,
-                         char **argv)
-{
-        struct exec_request req = {0};
-        struct call c = {0};
-        struct exec *e;
-        char err[512];
-        uint64_t t0 = bench_now_ns();
-
-        req.isolation = EXEC_SANDBOX;
-        req.argv = argv;
-        req.ws = ws;
-        req.ws_mode = EXEC_WS_RW;
-        req.limits = exec_limits_default();
-        if (exec_spawn(eng, &req, &callbacks, &c, &e, err, sizeof(err)) < 0)
-                bench_die("exec_spawn: %s", err);
-        while (!c.removed)
-                if (uv_run(loop, UV_RUN_ONCE) == 0 && !c.removed)
-                        bench_die("loop ran dry before on_remove");
-        if (!c.exited || c.res.reason != EXEC_EXITED || c.res.exit_code != 0)
-                bench_die("busybox true failed: %s %s", exec_reason_name(c.res.reason),
-                          c.res.error);
-        return bench_now_ns() - t0;
-}
 
 int main(int argc, char **argv)
 {
@@ -102,7 +58,7 @@ int main(int argc, char **argv)
         for (r = 0; r < warmup + rounds; r++)
                 for (i = 0; i < NV; i++) {
                         int v = (int)((r + i) % NV);
-                        uint64_t ns = run_once(loop, eng[v], ws, true_argv);
+                        uint64_t ns = bench_exec_true(loop, eng[v], ws, true_argv);
                         if (r >= warmup)
                                 series_add(&s[v], ns);
                 }

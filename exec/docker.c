@@ -32,6 +32,10 @@
 #define ATTACH_HEAD_MAX 4096
 #define END_GRACE_MS    500  /* output still due once the wait answered */
 #define KILL_WAIT_MS    5000 /* a kill before the start: the engine's answer */
+/* How long the engine may take to create and start a container: the
+ * execution's wall clock, at least SETUP_MIN_MS, SETUP_WAIT_MS without one. */
+#define SETUP_MIN_MS    10000
+#define SETUP_WAIT_MS   60000
 #define RT_CALL_IDLE_MS 10000
 
 struct docker_rt {
@@ -107,6 +111,7 @@ struct dk_exec {
         struct dk_call *stats, *wait, *poll;
         struct dk_call *create, *start; /* in flight */
         char *create_body;              /* kept until the create is answered */
+        unsigned setup_ms;              /* the create and start's deadline (setup_over) */
         uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
         bool have_prev;
@@ -129,6 +134,7 @@ struct dk_exec {
 static void x_unref(struct dk_exec *x);
 static void x_end(struct dk_exec *x);
 static void x_remove(struct dk_exec *x);
+static void setup_over(uv_timer_t *t);
 
 /* ---- API calls ---- */
 
@@ -708,6 +714,7 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
                 return;
         }
         x->started = true;
+        uv_timer_stop(&x->timer); /* the setup deadline */
         exec__rt_start(x->e, 0);
         x_state(x, "running");
         if (x->early != NULL) {
@@ -1190,6 +1197,10 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 uv_close((uv_handle_t *)&x->probe, free_on_close);
                 return -ENOMEM;
         }
+        x->setup_ms = req->limits.timeout_ms == 0             ? SETUP_WAIT_MS
+                      : req->limits.timeout_ms < SETUP_MIN_MS ? SETUP_MIN_MS
+                                                              : (unsigned)req->limits.timeout_ms;
+        uv_timer_start(&x->timer, setup_over, x->setup_ms, 0);
         /* kept for a retry naming the profile's file (seccomp_by_path) */
         if (rt->podman)
                 free(body);
@@ -1227,6 +1238,20 @@ static void kill_wait_over(uv_timer_t *t)
                 x_end(x);
 }
 
+/* The engine has not created and started the container in time: the
+ * execution ends as one that could not be set up (a container it makes
+ * later carries the labels the next start's sweep removes). */
+static void setup_over(uv_timer_t *t)
+{
+        struct dk_exec *x = t->data;
+
+        if (x->started || x->ended)
+                return;
+        x_err(x, "the Docker engine at %.100s did not create and start the container within %u s",
+              x->rt->ep.shown, x->setup_ms / 1000);
+        x_end(x);
+}
+
 static void dk_kill(struct exec *e, enum exec_reason why)
 {
         struct dk_exec *x = exec__rt_priv(e);
@@ -1238,7 +1263,7 @@ static void dk_kill(struct exec *e, enum exec_reason why)
         send_kill(x, SIGKILL);
         /* Before the start each step's answer ends it; one that never
          * comes must not keep the execution (and proctor) waiting. */
-        if (!x->started && !x->ended && !uv_is_active((uv_handle_t *)&x->timer))
+        if (!x->started && !x->ended)
                 uv_timer_start(&x->timer, kill_wait_over, KILL_WAIT_MS, 0);
 }
 

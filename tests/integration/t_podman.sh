@@ -123,6 +123,13 @@ kill -TERM $p
 check "mute engine: SIGTERM ends proctor exec within 15 s" wait_until 15 test ! -e /proc/$p
 wait $p
 expect_eq "mute engine: killed: 137" 137 $?
+# and without a kill, the create's deadline (the wall clock, 10 s at least)
+t0=$(now_ms)
+DOCKER_HOST=unix://$D/mute.sock "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" \
+        --timeout 2 -- true 2>"$WORK/e"
+expect_eq "mute engine: no start in time: setup failed (125)" 125 $?
+expect_match "mute engine: said, with the engine" "engine at unix://$D/mute.sock did not create and start the container within 10 s" "$(cat "$WORK/e")"
+check "mute engine: given up after about 10 s" test $(($(now_ms) - t0)) -lt 20000
 
 expect_eq "nothing left at the end" 0 "$(leftovers)"
 

@@ -39,7 +39,7 @@ engine_check_exits() {
 
 # The lifecycle and live stats in --json; nothing left after.
 engine_check_stats() {
-        dk --json -- sh -c 'echo hi; sleep 2.5' >"$WORK/ev"
+        dk --json -- sh -c 'echo hi; sleep 4' >"$WORK/ev"
         expect_eq "$ENGINE: exec.create names the runtime" docker "$(json_field exec.create runtime <"$WORK/ev")"
         expect_eq "$ENGINE: the engine limits the container as a whole" "[]" "$(json_field exec.create limits_per_process <"$WORK/ev")"
         expect_eq "$ENGINE: lifecycle states" '["created", "running", "exited", "removing"]' \

@@ -990,6 +990,32 @@ static void attach(struct dk_exec *x)
 
 /* ---- create ---- */
 
+/* The profile in a file of its own, written the first time an engine that
+ * reads it by path (Podman) needs it: readable by the engine's service, not
+ * replaceable by others (O_EXCL in a sticky directory), removed with the
+ * runtime. Its path, or NULL when it cannot be written. */
+static const char *seccomp_file(struct docker_rt *rt)
+{
+        const char *dir = getenv("XDG_RUNTIME_DIR");
+        size_t len = strlen(rt->seccomp);
+        int fd;
+
+        if (rt->seccomp_path[0] != '\0')
+                return rt->seccomp_path;
+        if (dir == NULL || dir[0] != '/' || strlen(dir) > 30)
+                dir = "/tmp";
+        snprintf(rt->seccomp_path, sizeof(rt->seccomp_path), "%s/proctor-seccomp-XXXXXX", dir);
+        fd = mkstemp(rt->seccomp_path);
+        if (fd < 0 || fchmod(fd, 0644) != 0 || fdio_write_all(fd, rt->seccomp, len) != 0) {
+                if (fd >= 0)
+                        unlink(rt->seccomp_path);
+                rt->seccomp_path[0] = '\0';
+        }
+        if (fd >= 0)
+                close(fd);
+        return rt->seccomp_path[0] != '\0' ? rt->seccomp_path : NULL;
+}
+
 static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err);
 
 /* Podman's compatible service takes `seccomp=` as a path on its own host,
@@ -1001,13 +1027,14 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
         struct docker_rt *rt = x->rt;
         json_t *o, *opts;
         char opt[80], *body;
+        const char *path;
 
-        if (x->create_body == NULL || rt->seccomp_path[0] == '\0' ||
-            memmem(answer, n, "seccomp profile", 15) == NULL)
+        if (x->create_body == NULL || memmem(answer, n, "seccomp profile", 15) == NULL ||
+            (path = seccomp_file(rt)) == NULL)
                 return false;
         o = json_loads(x->create_body, 0, NULL);
         opts = json_object_get(json_object_get(o, "HostConfig"), "SecurityOpt");
-        snprintf(opt, sizeof(opt), "seccomp=%s", rt->seccomp_path);
+        snprintf(opt, sizeof(opt), "seccomp=%s", path);
         for (size_t i = 0; i < json_array_size(opts); i++)
                 if (strncmp(json_string_value(json_array_get(opts, i)), "seccomp=", 8) == 0)
                         json_array_set_new(opts, i, json_string(opt));
@@ -1166,7 +1193,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
             .image = rt->image,
             .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
             .seccomp_profile =
-                rt->podman && rt->seccomp_path[0] != '\0' ? rt->seccomp_path : rt->seccomp,
+                rt->podman && seccomp_file(rt) != NULL ? rt->seccomp_path : rt->seccomp,
             .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
                                                                                          : NULL,
             .env = req->env_extra,
@@ -1416,28 +1443,6 @@ static void versioned(struct dk_call *c, int status, const char *body, size_t n,
         json_decref(o);
 }
 
-/* The profile in a file of its own, for an engine that reads it by path
- * (Podman): readable by the engine's service, not replaceable by others
- * (O_EXCL in a sticky directory), removed with the runtime. */
-static void seccomp_file(struct docker_rt *rt)
-{
-        const char *dir = getenv("XDG_RUNTIME_DIR");
-        size_t len = strlen(rt->seccomp);
-        int fd;
-
-        if (dir == NULL || dir[0] != '/' || strlen(dir) > 30)
-                dir = "/tmp";
-        snprintf(rt->seccomp_path, sizeof(rt->seccomp_path), "%s/proctor-seccomp-XXXXXX", dir);
-        fd = mkstemp(rt->seccomp_path);
-        if (fd < 0 || fchmod(fd, 0644) != 0 || fdio_write_all(fd, rt->seccomp, len) != 0) {
-                if (fd >= 0)
-                        unlink(rt->seccomp_path);
-                rt->seccomp_path[0] = '\0';
-        }
-        if (fd >= 0)
-                close(fd);
-}
-
 static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void **state, char *err,
                          size_t errlen)
 {
@@ -1462,8 +1467,6 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                 rc = selfrun_probe(&rt->self, err, errlen);
         if (rc == 0 && (rt->seccomp = seccomp_policy_profile_json()) == NULL)
                 rc = -ENOMEM;
-        if (rc == 0)
-                seccomp_file(rt);
         if (rc < 0) {
                 rt_free(rt);
                 return rc;

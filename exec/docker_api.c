@@ -237,6 +237,13 @@ int docker_stats_parse(const char *json, size_t n, struct docker_stats_sample *s
         json_t *o = json_loadb(json, n, 0, NULL);
         uint64_t inactive;
 
+        /* Podman 4.3 derives usage_in_usermode as total less kernel time,
+         * unsigned, so where its tick-counted kernel time passes the total
+         * the field wraps to near 2^64: past jansson's integers, and the
+         * whole sample failed to parse. Numbers as doubles then (exact to
+         * 2^53: 104 days of CPU, 8 PiB). */
+        if (o == NULL)
+                o = json_loadb(json, n, JSON_DECODE_INT_AS_REAL, NULL);
         memset(s, 0, sizeof(*s));
         if (!json_is_object(o) || json_object_get(o, "cpu_stats") == NULL) {
                 json_decref(o);

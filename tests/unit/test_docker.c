@@ -295,6 +295,24 @@ static void test_stats_podman(void **state)
         assert_int_equal(a.pids, 1);
 }
 
+/* A Podman sample whose usage_in_usermode has wrapped below zero (its
+ * kernel time, counted in ticks, passed the total): the sample is still
+ * read, as it was not before (every sample of such a run was lost). */
+static void test_stats_podman_wrapped(void **state)
+{
+        static const char p[] =
+            "{\"pids_stats\":{\"current\":2},\"cpu_stats\":{\"cpu_usage\":{\"total_usage\":"
+            "21907196,\"percpu_usage\":[19365715,2541481],\"usage_in_kernelmode\":24000000,"
+            "\"usage_in_usermode\":18446744073707458812},\"online_cpus\":2},"
+            "\"memory_stats\":{\"usage\":1077248,\"limit\":536870912}}";
+        struct docker_stats_sample a;
+
+        assert_int_equal(docker_stats_parse(p, sizeof(p) - 1, &a), 0);
+        assert_int_equal(a.cpu_ns, 21907196);
+        assert_int_equal(a.mem_bytes, 1077248);
+        assert_int_equal(a.pids, 2);
+}
+
 /* Podman's answers whose fix is its configuration, as its service words them. */
 static void test_error_hints(void **state)
 {
@@ -329,6 +347,7 @@ int main(void)
             cmocka_unit_test(test_demux_bad_header),
             cmocka_unit_test(test_stats),
             cmocka_unit_test(test_stats_podman),
+            cmocka_unit_test(test_stats_podman_wrapped),
             cmocka_unit_test(test_error_hints),
             cmocka_unit_test(test_inspect_and_errors),
         };

@@ -105,6 +105,7 @@ struct dk_exec {
         char *early; /* what the stream brought before the start's answer */
         size_t early_len;
         struct dk_call *attach_call; /* over TLS: attach through libcurl */
+        struct http_raw_job *stdin_job; /* over TLS: stdin on an attach of its own */
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
         uv_timer_t probe; /* a local engine's pids and OOM counters (see pids_probe) */
@@ -310,6 +311,7 @@ static void x_unref(struct dk_exec *x)
         if (--x->refs > 0)
                 return;
         struct exec *e = x->e;
+        http_raw_abandon(x->stdin_job);
         free(x->stdin_data);
         free(x->early);
         free(x->create_body);
@@ -490,6 +492,8 @@ static void x_end(struct dk_exec *x)
                 x->end_us = exec__rt_now_us();
         uv_timer_stop(&x->timer);
         uv_timer_stop(&x->probe);
+        http_raw_abandon(x->stdin_job);
+        x->stdin_job = NULL;
         call_cancel(&x->stats);
         call_cancel(&x->poll);
         if (!x->started) {
@@ -698,6 +702,55 @@ static void stdin_close(struct dk_exec *x)
                 x->refs++;
 }
 
+static void stdin_sent(int status, const char *body, size_t n, const char *err, void *ud)
+{
+        struct dk_exec *x = ud;
+
+        x->stdin_job = NULL;
+        if (err == NULL || x->ended || x->waited)
+                return; /* sent; or the command ended without wanting it all */
+        if (status != 0 && status != 101 && status != 200)
+                answer_error(x, "stdin", status, body, n);
+        else
+                reach_error(x, "stdin", err);
+        /* Its stdin stays open until an attach with stdin ends: it would
+         * wait for ever. */
+        if (!x->has_pending) {
+                x->has_pending = true;
+                x->pending = EXEC_SETUP_FAILED;
+        }
+        send_kill(x, SIGKILL);
+}
+
+/* Over TLS the output's attach goes through libcurl, which cannot close
+ * one direction of a connection, so stdin takes an attach of its own
+ * (stdin only): its data, then the connection's close, which the engine
+ * reads as the end of stdin (the container has StdinOnce). */
+static void tls_stdin(struct dk_exec *x)
+{
+        const struct docker_endpoint *ep = &x->rt->ep;
+        char head[sizeof(ep->host) + 400], err[256];
+
+        snprintf(head, sizeof(head),
+                 "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
+                 "Host: %s\r\nUser-Agent: proctor\r\nContent-Type: text/plain\r\n"
+                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
+                 x->id, ep->host);
+        struct http_raw_send rs = {
+            .url = ep->base_url,
+            .head = head,
+            .data = x->stdin_data,
+            .data_len = x->stdin_len,
+            .cert_file = ep->cert,
+            .key_file = ep->key,
+            .ca_file = ep->ca,
+            .step_timeout_ms = 10000,
+        };
+        if (http_raw_send(exec__rt_loop(x->e), &rs, stdin_sent, x, &x->stdin_job, err,
+                          sizeof(err)) < 0)
+                stdin_sent(0, NULL, 0, err, x);
+}
+
 static void started(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct dk_exec *x = c->x;
@@ -737,10 +790,14 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
         if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
-        if (x->want_stdin && x->stdin_len > 0)
-                conn_write(x, x->stdin_data, x->stdin_len);
-        if (x->want_stdin && !x->keep_stdin)
-                stdin_close(x);
+        if (x->want_stdin && x->rt->ep.tls) {
+                tls_stdin(x);
+        } else {
+                if (x->want_stdin && x->stdin_len > 0)
+                        conn_write(x, x->stdin_data, x->stdin_len);
+                if (x->want_stdin && !x->keep_stdin)
+                        stdin_close(x);
+        }
         if (x->wait == NULL) {
                 x_err(x, "out of memory");
                 x->waited = true;
@@ -912,8 +969,8 @@ static void resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
         x_unref(x);
 }
 
-/* Over TLS libcurl carries the stream (output only: libcurl cannot
- * half-close, so no stdin). */
+/* Over TLS libcurl carries the output's stream; stdin, if any, takes an
+ * attach of its own (tls_stdin). */
 static void tls_attach_head(struct dk_call *c)
 {
         struct dk_exec *x = c->x;
@@ -1165,10 +1222,10 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                          "all: overlay is for native sandboxes");
                 return -ENOTSUP;
         }
-        if (rt->ep.tls && (req->keep_stdin || req->stdin_data != NULL)) {
+        if (rt->ep.tls && req->keep_stdin) {
                 snprintf(err, errlen,
-                         "--runtime docker over TLS (DOCKER_TLS_VERIFY) carries no "
-                         "stdin yet: use a unix socket or plain tcp engine");
+                         "--runtime docker over TLS (DOCKER_TLS_VERIFY) cannot keep a "
+                         "stdin open (an MCP server's): use a unix socket or plain tcp engine");
                 return -ENOTSUP;
         }
         x = calloc(1, sizeof(*x));

@@ -7,7 +7,10 @@
  *
  * libcurl's callbacks only buffer what arrives; the caller's callbacks run
  * afterwards, from the loop (see dispatch), so a caller may cancel, start a
- * request or free the client from any of them. */
+ * request or free the client from any of them.
+ *
+ * The one exception is http_raw_send (at the end): a connection of its own
+ * driven by libcurl's blocking easy calls, in libuv's thread pool. */
 #include "exec/http.h"
 
 #include <ctype.h>
@@ -17,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <strings.h>
 #include <time.h>
 
@@ -38,6 +43,9 @@
         X(easy_getinfo, curl_easy_getinfo)                                                         \
         X(easy_cleanup, curl_easy_cleanup)                                                         \
         X(easy_strerror, curl_easy_strerror)                                                       \
+        X(easy_perform, curl_easy_perform)                                                         \
+        X(easy_send, curl_easy_send)                                                               \
+        X(easy_recv, curl_easy_recv)                                                               \
         X(multi_init, curl_multi_init)                                                             \
         X(multi_setopt, curl_multi_setopt)                                                         \
         X(multi_add_handle, curl_multi_add_handle)                                                 \
@@ -746,4 +754,247 @@ void http_cancel(struct http_request *r)
 {
         if (r != NULL)
                 request_release(r);
+}
+
+/* ---- raw sends on an upgraded connection ---- */
+
+struct http_raw_job {
+        uv_work_t work;
+        atomic_bool abandoned;
+        http_raw_done done;
+        void *ud;
+        char *url, *head, *data, *cert, *key, *ca;
+        size_t data_len;
+        uint32_t step_ms;
+        /* the outcome, written by the worker, read after it */
+        int status;
+        char body[512];
+        size_t body_len;
+        char err[CURL_ERROR_SIZE + 64];
+};
+
+static uint64_t raw_now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Waits for the connection to be ready for `events`, in slices that look
+ * at the abandon flag; false when abandoned or past the step's bound. */
+static bool raw_wait(struct http_raw_job *j, CURL *e, short events, uint64_t until)
+{
+        curl_socket_t fd = CURL_SOCKET_BAD;
+
+        if (lib.easy_getinfo(e, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD) {
+                snprintf(j->err, sizeof(j->err), "the connection is gone");
+                return false;
+        }
+        while (!atomic_load(&j->abandoned)) {
+                struct pollfd p = {.fd = fd, .events = events};
+                uint64_t now = raw_now_ms();
+                if (now >= until) {
+                        snprintf(j->err, sizeof(j->err), "no progress for %u ms", j->step_ms);
+                        return false;
+                }
+                int n = poll(&p, 1, (int)(until - now < 100 ? until - now : 100));
+                if (n > 0)
+                        return true;
+                if (n < 0 && errno != EINTR) {
+                        snprintf(j->err, sizeof(j->err), "poll: %s", strerror(errno));
+                        return false;
+                }
+        }
+        snprintf(j->err, sizeof(j->err), "abandoned");
+        return false;
+}
+
+static bool raw_send_all(struct http_raw_job *j, CURL *e, const char *p, size_t n)
+{
+        uint64_t until = raw_now_ms() + j->step_ms;
+
+        while (n > 0) {
+                size_t sent = 0;
+                CURLcode rc = lib.easy_send(e, p, n, &sent);
+                if (rc == CURLE_AGAIN) {
+                        if (!raw_wait(j, e, POLLOUT, until))
+                                return false;
+                        continue;
+                }
+                if (rc != CURLE_OK) {
+                        snprintf(j->err, sizeof(j->err), "send: %s", lib.easy_strerror(rc));
+                        return false;
+                }
+                p += sent;
+                n -= sent;
+                until = raw_now_ms() + j->step_ms; /* bytes moved: a new step */
+        }
+        return true;
+}
+
+/* Reads the answer's head; the bytes after it (an error's body) go to
+ * j->body. */
+static bool raw_read_head(struct http_raw_job *j, CURL *e)
+{
+        char buf[4096];
+        size_t len = 0;
+        uint64_t until = raw_now_ms() + j->step_ms;
+        char *end;
+
+        for (;;) {
+                size_t got = 0;
+                CURLcode rc = lib.easy_recv(e, buf + len, sizeof(buf) - 1 - len, &got);
+                if (rc == CURLE_AGAIN) {
+                        if (!raw_wait(j, e, POLLIN, until))
+                                return false;
+                        continue;
+                }
+                if (rc != CURLE_OK || got == 0) {
+                        snprintf(j->err, sizeof(j->err), "the answer: %s",
+                                 rc != CURLE_OK ? lib.easy_strerror(rc)
+                                                : "the connection closed before it");
+                        return false;
+                }
+                len += got;
+                buf[len] = '\0';
+                if ((end = strstr(buf, "\r\n\r\n")) != NULL)
+                        break;
+                if (len == sizeof(buf) - 1) {
+                        snprintf(j->err, sizeof(j->err), "the answer's head is too long");
+                        return false;
+                }
+        }
+        if (sscanf(buf, "HTTP/1.%*d %d", &j->status) != 1) {
+                snprintf(j->err, sizeof(j->err), "not an HTTP answer");
+                return false;
+        }
+        j->body_len = len - (size_t)(end + 4 - buf);
+        if (j->body_len > sizeof(j->body))
+                j->body_len = sizeof(j->body);
+        memcpy(j->body, end + 4, j->body_len);
+        return true;
+}
+
+static void raw_work(uv_work_t *w)
+{
+        struct http_raw_job *j = container_of(w, struct http_raw_job, work);
+        char errbuf[CURL_ERROR_SIZE] = "";
+        CURL *e = lib.easy_init();
+        CURLcode rc;
+        int bad = 0;
+
+        if (e == NULL) {
+                snprintf(j->err, sizeof(j->err), "out of memory");
+                return;
+        }
+        bad |= lib.easy_setopt(e, CURLOPT_URL, j->url) != CURLE_OK;
+        bad |= lib.easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L) != CURLE_OK;
+        bad |= lib.easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+        bad |= lib.easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK;
+        bad |= lib.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)j->step_ms) != CURLE_OK;
+        if (j->cert != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLCERT, j->cert) != CURLE_OK;
+        if (j->key != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLKEY, j->key) != CURLE_OK;
+        if (j->ca != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_CAINFO, j->ca) != CURLE_OK;
+        if (bad) {
+                snprintf(j->err, sizeof(j->err), "cannot set up the connection");
+        } else if ((rc = lib.easy_perform(e)) != CURLE_OK) {
+                /* the connection and its TLS handshake */
+                snprintf(j->err, sizeof(j->err), "%s", errbuf[0] != '\0' ? errbuf : lib.easy_strerror(rc));
+        } else if (raw_send_all(j, e, j->head, strlen(j->head)) && raw_read_head(j, e) &&
+                   (j->status == 101 || j->status == 200)) {
+                if (raw_send_all(j, e, j->data, j->data_len))
+                        j->err[0] = '\0';
+        } else if (j->err[0] == '\0') {
+                snprintf(j->err, sizeof(j->err), "the server answered %d", j->status);
+        }
+        /* Closing sends TLS's close_notify, then FIN: the end of the stream. */
+        lib.easy_cleanup(e);
+}
+
+static void raw_job_free(struct http_raw_job *j)
+{
+        free(j->url);
+        free(j->head);
+        free(j->data);
+        free(j->cert);
+        free(j->key);
+        free(j->ca);
+        free(j);
+}
+
+static void raw_after(uv_work_t *w, int status)
+{
+        struct http_raw_job *j = container_of(w, struct http_raw_job, work);
+
+        if (!atomic_load(&j->abandoned)) {
+                if (status == UV_ECANCELED)
+                        snprintf(j->err, sizeof(j->err), "cancelled");
+                j->done(j->status, j->body, j->body_len, j->err[0] != '\0' ? j->err : NULL, j->ud);
+        }
+        raw_job_free(j);
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+        char *d;
+
+        if (s == NULL)
+                return NULL;
+        if ((d = strdup(s)) == NULL)
+                *oom = true;
+        return d;
+}
+
+int http_raw_send(uv_loop_t *loop, const struct http_raw_send *s, http_raw_done done, void *ud,
+                  struct http_raw_job **out, char *err, size_t errlen)
+{
+        struct http_raw_job *j;
+        bool oom = false;
+        int rc;
+
+        *out = NULL;
+        rc = curl_load(err, errlen); /* here, on the loop's thread: global init is not thread-safe */
+        if (rc < 0)
+                return rc;
+        j = calloc(1, sizeof(*j));
+        if (j == NULL) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        atomic_init(&j->abandoned, false);
+        j->done = done;
+        j->ud = ud;
+        j->step_ms = s->step_timeout_ms > 0 ? s->step_timeout_ms : 30000;
+        j->url = dup_or_null(s->url, &oom);
+        j->head = dup_or_null(s->head, &oom);
+        j->cert = dup_or_null(s->cert_file, &oom);
+        j->key = dup_or_null(s->key_file, &oom);
+        j->ca = dup_or_null(s->ca_file, &oom);
+        j->data_len = s->data_len;
+        if ((j->data = malloc(s->data_len + 1)) == NULL)
+                oom = true;
+        else if (s->data_len > 0)
+                memcpy(j->data, s->data, s->data_len);
+        if (oom || j->url == NULL || j->head == NULL) {
+                raw_job_free(j);
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        if ((rc = uv_queue_work(loop, &j->work, raw_work, raw_after)) != 0) {
+                raw_job_free(j);
+                snprintf(err, errlen, "cannot queue the send: %s", uv_strerror(rc));
+                return rc;
+        }
+        *out = j;
+        return 0;
+}
+
+void http_raw_abandon(struct http_raw_job *j)
+{
+        if (j != NULL)
+                atomic_store(&j->abandoned, true);
 }

@@ -159,10 +159,23 @@ if command -v openssl >/dev/null && mkdir -p "$T" && (
 {"content": "Python.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print(1)"}}]}
 {"content": "Done."}
 S
+                # run_python_code hands its code over stdin: over TLS on an
+                # attach of its own, whose close is the end of stdin (the
+                # image's python3 prints "stdin:" and cats it)
                 tls "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" \
-                        --model "script:$WORK/py.jsonl" --json go >"$WORK/ev" 2>/dev/null
-                expect_match "tls: a call that needs stdin is refused, said" "over TLS .*carries no stdin" \
-                        "$(json_field tool.result output <"$WORK/ev")"
+                        --model "script:$WORK/py.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+                expect_eq "tls: stdin reaches the command, and ends" "stdin:
+print(1)" "$(json_field tool.result output <"$WORK/ev")"
+                expect_eq "tls: the call exits 0" 0 "$(json_field tool.result exit_code <"$WORK/ev")"
+                # 300 KB of code: many TLS records, sends that wait
+                "$T_PY" -c 'import json
+code = "".join("x%d = %d\n" % (i, i) for i in range(30000))
+print(json.dumps({"content": "Big.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": code}}]}))
+print(json.dumps({"content": "Done."}))' >"$WORK/big.jsonl"
+                tls "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" \
+                        --model "script:$WORK/big.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+                expect_eq "tls: 300 KB of stdin arrive whole" "30001 x29999 = 29999" \
+                        "$(json_eval '(lambda o: "%d %s" % (len(o), o[-1]))("".join(e["data"] for e in of("tool.output")).splitlines())' <"$WORK/ev")"
         else
                 echo "t_docker: the TLS daemon did not start; TLS not tested: $(tail -2 "$D/tlog")"
         fi

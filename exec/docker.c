@@ -104,7 +104,7 @@ struct dk_exec {
         struct docker_demux dmx;
         char *early; /* what the stream brought before the start's answer */
         size_t early_len;
-        struct dk_call *attach_call; /* over TLS: attach through libcurl */
+        struct dk_call *attach_call;    /* over TLS: attach through libcurl */
         struct http_raw_job *stdin_job; /* over TLS: stdin on an attach of its own */
 
         uv_timer_t timer; /* the wall clock, then the end's grace */
@@ -725,11 +725,32 @@ static void stdin_sent(int status, const char *body, size_t n, const char *err, 
 /* Over TLS the output's attach goes through libcurl, which cannot close
  * one direction of a connection, so stdin takes an attach of its own
  * (stdin only): its data, then the connection's close, which the engine
- * reads as the end of stdin (the container has StdinOnce). */
+ * reads as the end of stdin (the container has StdinOnce). A stdin kept
+ * open (an MCP server's) flows to that attach through a socket pair whose
+ * near end is x->s: conn_write writes there as it would to the attach
+ * connection, and closing it at the removal ends the stream. */
 static void tls_stdin(struct dk_exec *x)
 {
         const struct docker_endpoint *ep = &x->rt->ep;
         char head[sizeof(ep->host) + 400], err[256];
+        int sv[2] = {-1, -1};
+
+        if (x->keep_stdin) {
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                        stdin_sent(0, NULL, 0, strerror(errno), x);
+                        return;
+                }
+                uv_pipe_init(exec__rt_loop(x->e), &x->conn.pipe, 0);
+                x->s = (uv_stream_t *)&x->conn.pipe;
+                x->s->data = x;
+                x->refs++; /* the pipe's close, at the removal */
+                if (uv_pipe_open(&x->conn.pipe, sv[0]) < 0) {
+                        close(sv[0]);
+                        close(sv[1]);
+                        stdin_sent(0, NULL, 0, "cannot open the stdin pipe", x);
+                        return;
+                }
+        }
 
         snprintf(head, sizeof(head),
                  "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
@@ -741,6 +762,7 @@ static void tls_stdin(struct dk_exec *x)
             .head = head,
             .data = x->stdin_data,
             .data_len = x->stdin_len,
+            .src_fd = sv[1],
             .cert_file = ep->cert,
             .key_file = ep->key,
             .ca_file = ep->ca,
@@ -1220,12 +1242,6 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 snprintf(err, errlen,
                          "--runtime docker mounts the workspace rw, ro or not at "
                          "all: overlay is for native sandboxes");
-                return -ENOTSUP;
-        }
-        if (rt->ep.tls && req->keep_stdin) {
-                snprintf(err, errlen,
-                         "--runtime docker over TLS (DOCKER_TLS_VERIFY) cannot keep a "
-                         "stdin open (an MCP server's): use a unix socket or plain tcp engine");
                 return -ENOTSUP;
         }
         x = calloc(1, sizeof(*x));

@@ -10,7 +10,7 @@
  * request or free the client from any of them.
  *
  * The one exception is http_raw_send (at the end): a connection of its own
- * driven by libcurl's blocking easy calls, in libuv's thread pool. */
+ * driven by libcurl's blocking easy calls, on a thread of its own. */
 #include "exec/http.h"
 
 #include <ctype.h>
@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -759,8 +760,10 @@ void http_cancel(struct http_request *r)
 /* ---- raw sends on an upgraded connection ---- */
 
 struct http_raw_job {
-        uv_work_t work;
+        uv_thread_t thread;
+        uv_async_t async; /* the thread's end, told to the loop */
         atomic_bool abandoned;
+        int src_fd;
         http_raw_done done;
         void *ud;
         char *url, *head, *data, *cert, *key, *ca;
@@ -876,9 +879,37 @@ static bool raw_read_head(struct http_raw_job *j, CURL *e)
         return true;
 }
 
-static void raw_work(uv_work_t *w)
+/* What src_fd brings, until its end (the owner closed its side). */
+static bool raw_copy(struct http_raw_job *j, CURL *e)
 {
-        struct http_raw_job *j = container_of(w, struct http_raw_job, work);
+        char buf[16384];
+
+        while (j->src_fd >= 0 && !atomic_load(&j->abandoned)) {
+                struct pollfd p = {.fd = j->src_fd, .events = POLLIN};
+                int n = poll(&p, 1, 1000); /* a look at the abandon flag each second */
+                if (n < 0 && errno != EINTR) {
+                        snprintf(j->err, sizeof(j->err), "poll: %s", strerror(errno));
+                        return false;
+                }
+                if (n <= 0)
+                        continue;
+                ssize_t got = read(j->src_fd, buf, sizeof(buf));
+                if (got == 0)
+                        return true;
+                if (got < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        snprintf(j->err, sizeof(j->err), "read: %s", strerror(errno));
+                        return false;
+                }
+                if (!raw_send_all(j, e, buf, (size_t)got))
+                        return false;
+        }
+        return true;
+}
+
+static void raw_work(struct http_raw_job *j)
+{
         char errbuf[CURL_ERROR_SIZE] = "";
         CURL *e = lib.easy_init();
         CURLcode rc;
@@ -903,10 +934,11 @@ static void raw_work(uv_work_t *w)
                 snprintf(j->err, sizeof(j->err), "cannot set up the connection");
         } else if ((rc = lib.easy_perform(e)) != CURLE_OK) {
                 /* the connection and its TLS handshake */
-                snprintf(j->err, sizeof(j->err), "%s", errbuf[0] != '\0' ? errbuf : lib.easy_strerror(rc));
+                snprintf(j->err, sizeof(j->err), "%s",
+                         errbuf[0] != '\0' ? errbuf : lib.easy_strerror(rc));
         } else if (raw_send_all(j, e, j->head, strlen(j->head)) && raw_read_head(j, e) &&
                    (j->status == 101 || j->status == 200)) {
-                if (raw_send_all(j, e, j->data, j->data_len))
+                if (raw_send_all(j, e, j->data, j->data_len) && raw_copy(j, e))
                         j->err[0] = '\0';
         } else if (j->err[0] == '\0') {
                 snprintf(j->err, sizeof(j->err), "the server answered %d", j->status);
@@ -917,6 +949,8 @@ static void raw_work(uv_work_t *w)
 
 static void raw_job_free(struct http_raw_job *j)
 {
+        if (j->src_fd >= 0)
+                close(j->src_fd);
         free(j->url);
         free(j->head);
         free(j->data);
@@ -926,16 +960,27 @@ static void raw_job_free(struct http_raw_job *j)
         free(j);
 }
 
-static void raw_after(uv_work_t *w, int status)
+static void raw_thread(void *arg)
 {
-        struct http_raw_job *j = container_of(w, struct http_raw_job, work);
+        struct http_raw_job *j = arg;
 
-        if (!atomic_load(&j->abandoned)) {
-                if (status == UV_ECANCELED)
-                        snprintf(j->err, sizeof(j->err), "cancelled");
+        raw_work(j);
+        uv_async_send(&j->async);
+}
+
+static void raw_closed(uv_handle_t *h)
+{
+        raw_job_free(container_of((uv_async_t *)h, struct http_raw_job, async));
+}
+
+static void raw_ended(uv_async_t *a)
+{
+        struct http_raw_job *j = container_of(a, struct http_raw_job, async);
+
+        uv_thread_join(&j->thread);
+        if (!atomic_load(&j->abandoned))
                 j->done(j->status, j->body, j->body_len, j->err[0] != '\0' ? j->err : NULL, j->ud);
-        }
-        raw_job_free(j);
+        uv_close((uv_handle_t *)a, raw_closed);
 }
 
 static char *dup_or_null(const char *s, bool *oom)
@@ -957,15 +1002,18 @@ int http_raw_send(uv_loop_t *loop, const struct http_raw_send *s, http_raw_done 
         int rc;
 
         *out = NULL;
-        rc = curl_load(err, errlen); /* here, on the loop's thread: global init is not thread-safe */
-        if (rc < 0)
-                return rc;
-        j = calloc(1, sizeof(*j));
+        rc =
+            curl_load(err, errlen); /* here, on the loop's thread: global init is not thread-safe */
+        j = rc == 0 ? calloc(1, sizeof(*j)) : NULL;
         if (j == NULL) {
-                snprintf(err, errlen, "out of memory");
-                return -ENOMEM;
+                if (s->src_fd >= 0)
+                        close(s->src_fd);
+                if (rc == 0)
+                        snprintf(err, errlen, "out of memory");
+                return rc < 0 ? rc : -ENOMEM;
         }
         atomic_init(&j->abandoned, false);
+        j->src_fd = s->src_fd; /* the job's, even if it fails here */
         j->done = done;
         j->ud = ud;
         j->step_ms = s->step_timeout_ms > 0 ? s->step_timeout_ms : 30000;
@@ -984,9 +1032,16 @@ int http_raw_send(uv_loop_t *loop, const struct http_raw_send *s, http_raw_done 
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        if ((rc = uv_queue_work(loop, &j->work, raw_work, raw_after)) != 0) {
+        if ((rc = uv_async_init(loop, &j->async, raw_ended)) != 0) {
                 raw_job_free(j);
-                snprintf(err, errlen, "cannot queue the send: %s", uv_strerror(rc));
+                snprintf(err, errlen, "cannot set up the send: %s", uv_strerror(rc));
+                return rc;
+        }
+        /* Its own thread, not the loop's pool: a kept stream may hold it
+         * for the whole session. */
+        if ((rc = uv_thread_create(&j->thread, raw_thread, j)) != 0) {
+                snprintf(err, errlen, "cannot start the send's thread: %s", uv_strerror(rc));
+                uv_close((uv_handle_t *)&j->async, raw_closed);
                 return rc;
         }
         *out = j;

@@ -86,9 +86,10 @@ void http_cancel(struct http_request *r);
  * takes bytes (the Docker Engine's attach with stdin alone, over TLS):
  * connect (with TLS for https://, verified with the files given), send
  * `head` (the HTTP request asking for the upgrade), read the answer's head,
- * send `data`, then close, which the server reads as the stream's end (TLS
+ * send `data`, then what `src_fd` brings until its end (the caller closes
+ * its side), then close, which the server reads as the stream's end (TLS
  * close_notify, then FIN). libcurl's easy calls block, so the exchange runs
- * in libuv's thread pool; `done` runs on the loop with the answer's status
+ * on a thread of its own; `done` runs on the loop with the answer's status
  * (0 if none), the start of what followed the head (an error's body), and
  * NULL or what failed. */
 struct http_raw_send {
@@ -96,6 +97,7 @@ struct http_raw_send {
         const char *head; /* the request's head, "\r\n\r\n" included */
         const char *data; /* copied */
         size_t data_len;
+        int src_fd; /* -1, or a descriptor the job takes (and closes) */
         const char *cert_file, *key_file, *ca_file;
         uint32_t step_timeout_ms; /* the connect and each wait without progress; 0: 30 s */
 };
@@ -107,8 +109,8 @@ typedef void (*http_raw_done)(int status, const char *body, size_t body_len, con
 int http_raw_send(uv_loop_t *loop, const struct http_raw_send *s, http_raw_done done, void *ud,
                   struct http_raw_job **out, char *err, size_t errlen);
 
-/* `done` will not be called; the worker closes the connection within
- * 100 ms and the job frees itself. */
+/* `done` will not be called; the thread closes the connection within a
+ * second and the job frees itself. */
 void http_raw_abandon(struct http_raw_job *j);
 
 #endif

@@ -124,6 +124,24 @@ DOCKER_HOST=tcp://127.0.0.1:1 dk -- true 2>"$WORK/e"
 expect_eq "tcp: nobody listening: 125" 125 $?
 expect_match "tcp: nobody listening: said" "cannot reach the Docker engine at tcp://127.0.0.1:1" "$(cat "$WORK/e")"
 
+# ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC) ----
+cat >"$WORK/mcp.sh" <<'S'
+while read -r line; do
+        id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+        case "$line" in
+        *'"initialize"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+        *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hello","description":"says hello","inputSchema":{"type":"object"}}]}}' ;;
+        *'"tools/call"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"hello from '$(hostname)'"}]}}' ;;
+        esac
+done
+S
+echo '{"mcpServers": {"sh": {"command": "sh", "args": ["/workspace/mcp.sh"]}}}' >"$WORK/mcp.json"
+cat >"$WORK/m.jsonl" <<'S'
+{"content": "Asking.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
+{"content": "Done."}
+S
+give_away "$WORK/mcp.sh"
+
 # ---- the engine over tcp with TLS (a second daemon; certificates made here) ----
 T=$D/tls
 if command -v openssl >/dev/null && mkdir -p "$T" && (
@@ -176,6 +194,21 @@ print(json.dumps({"content": "Done."}))' >"$WORK/big.jsonl"
                         --model "script:$WORK/big.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
                 expect_eq "tls: 300 KB of stdin arrive whole" "30001 x29999 = 29999" \
                         "$(json_eval '(lambda o: "%d %s" % (len(o), o[-1]))("".join(e["data"] for e in of("tool.output")).splitlines())' <"$WORK/ev")"
+                # an MCP server's stdin kept open over TLS: messages written
+                # after the start, through the stdin attach's thread
+                cat >"$WORK/m2.jsonl" <<'S'
+{"content": "Asking twice.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
+{"content": "Again.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
+{"content": "Done."}
+S
+                tls "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" \
+                        --model "script:$WORK/m2.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
+                expect_eq "tls: an MCP server in a container is ready" ready \
+                        "$(json_eval '[e["state"] for e in of("mcp.server")][-1]' <"$WORK/ev")"
+                expect_eq "tls: its tool answers both calls" true \
+                        "$(json_eval 'len(of("tool.result")) == 2 and all(r["ok"] and r["output"].startswith("hello from ") for r in of("tool.result"))' <"$WORK/ev")"
+                expect_eq "tls: the session completes" completed "$(json_field session.end status <"$WORK/ev")"
+                expect_eq "tls: nothing left" 0 "$(DOCKER_HOST=unix://$D/t.sock docker ps -aq --filter label=proctor.pid | wc -l)"
         else
                 echo "t_docker: the TLS daemon did not start; TLS not tested: $(tail -2 "$D/tlog")"
         fi
@@ -222,23 +255,7 @@ expect_match "file tools: the image gains no /usr/lib" "/usr/lib: No such file" 
 expect_match "file tools: a command's container has no proctor in it" "/.proctor: No such file" "$out"
 expect_eq "file tools: nothing left" 0 "$(leftovers)"
 
-# ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC) ----
-cat >"$WORK/mcp.sh" <<'S'
-while read -r line; do
-        id=$(echo "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
-        case "$line" in
-        *'"initialize"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
-        *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"tools":[{"name":"hello","description":"says hello","inputSchema":{"type":"object"}}]}}' ;;
-        *'"tools/call"'*) echo '{"jsonrpc":"2.0","id":'$id',"result":{"content":[{"type":"text","text":"hello from '$(hostname)'"}]}}' ;;
-        esac
-done
-S
-echo '{"mcpServers": {"sh": {"command": "sh", "args": ["/workspace/mcp.sh"]}}}' >"$WORK/mcp.json"
-cat >"$WORK/m.jsonl" <<'S'
-{"content": "Asking.", "tool_calls": [{"name": "mcp__sh__hello", "arguments": {}}]}
-{"content": "Done."}
-S
-give_away "$WORK/mcp.sh"
+# ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC, above) ----
 "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$WORK" --mcp-config "$WORK/mcp.json" \
         --model "script:$WORK/m.jsonl" --json go >"$WORK/ev" 2>/dev/null
 expect_eq "mcp: the server is ready" ready "$(json_eval '[e["state"] for e in of("mcp.server")][-1]' <"$WORK/ev")"

@@ -391,6 +391,9 @@ static enum exec_reason classify(struct dk_exec *x, const struct docker_inspect 
                 return EXEC_KILLED;
         if (in->oom_killed || x->oom_hit || (l->memory_bytes > 0 && oom_seen(x)))
                 return EXEC_OOM;
+        /* RLIMIT_FSIZE held a file to what the disk quota had left. */
+        if (r->signal == SIGXFSZ && exec__rt_disk_room(x->e) != UINT64_MAX)
+                return EXEC_DISK_LIMIT;
         /* The group goes with the container's end: what the samples saw. */
         if (l->pids > 0 && code != 0) {
                 hit = pids_hit_max(x);
@@ -1117,6 +1120,8 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
         for (size_t i = 0; i < json_array_size(opts); i++)
                 if (strncmp(json_string_value(json_array_get(opts, i)), "seccomp=", 8) == 0)
                         json_array_set_new(opts, i, json_string(opt));
+        /* No Ulimits for Podman either (see dk_spawn's has_fsize). */
+        json_object_del(json_object_get(o, "HostConfig"), "Ulimits");
         body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         free(x->create_body);
@@ -1279,6 +1284,12 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
             .host_name = rt->host_name,
             .exec_id = exec_id(e),
             .pid = getpid(),
+            /* Podman drops containers.conf's default_ulimits once a
+             * create names any, and raises nofile and nproc to their
+             * maximum, which a host without CAP_SYS_RESOURCE refuses:
+             * there the quota is the workspace walk's alone. */
+            .has_fsize = !rt->podman && exec__rt_disk_room(e) != UINT64_MAX,
+            .fsize = exec__rt_disk_room(e),
         };
         body = docker_create_body(&dc);
         uv_timer_init(exec__rt_loop(e), &x->timer);
@@ -1586,6 +1597,17 @@ static void dk_engine_free(void *state)
         }
 }
 
+/* A unix socket's engine, or one on this host's loopback, mounts this
+ * host's workspace; a remote one its own host's same path. */
+static bool dk_workspace_here(void *state)
+{
+        const struct docker_rt *rt = state;
+
+        return rt->ep.unix_path[0] != '\0' || strcmp(rt->ep.host, "127.0.0.1") == 0 ||
+               strcmp(rt->ep.host, "localhost") == 0 || strcmp(rt->ep.host, "::1") == 0 ||
+               strcmp(rt->ep.host, "[::1]") == 0;
+}
+
 const struct exec_runtime exec_runtime_docker = {
     .name = "docker",
     .engine_new = dk_engine_new,
@@ -1596,4 +1618,5 @@ const struct exec_runtime exec_runtime_docker = {
     .signal = dk_signal,
     .pause = dk_pause,
     .handle = dk_handle,
+    .workspace_here = dk_workspace_here,
 };

@@ -53,6 +53,9 @@ struct docker_create {
         /* The profile the engine loads (seccomp_policy_profile_json), or
          * NULL for the engine's default. */
         const char *seccomp_profile;
+        /* RLIMIT_FSIZE for its processes (the disk quota's room), when set. */
+        bool has_fsize;
+        uint64_t fsize;
 };
 
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */

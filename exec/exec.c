@@ -2368,11 +2368,20 @@ static int rt_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->id = eng->next_id + 1;
         r.ws = ws;
         r.workspace = exec_workspace_path(ws);
+        /* The disk quota, where the engine writes to this host's workspace:
+         * the same walk as for native sandboxes, and RLIMIT_FSIZE through
+         * the engine (exec__rt_disk_room). */
+        if (ws != NULL && req->ws_mode == EXEC_WS_RW && req->limits.disk_bytes > 0 &&
+            eng->rt->workspace_here != NULL && eng->rt->workspace_here(eng->rt_state) &&
+            ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0)
+                e->ws = ws;
         if ((rc = eng->rt->spawn(eng->rt_state, e, &r, err, errlen)) < 0) {
                 exec_workspace_free(own_ws);
                 free(e);
                 return rc;
         }
+        if (e->ws != NULL)
+                ws_quota_sample(e->ws);
         eng->next_id++;
         e->next = eng->list;
         eng->list = e;
@@ -2432,6 +2441,13 @@ void exec__rt_stats(struct exec *e, const struct exec_stats *st)
         e->last = *st;
         if (e->cb.on_stats != NULL && !e->exit_reported)
                 e->cb.on_stats(e, st, e->ud);
+        if (e->ws != NULL)
+                ws_quota_sample(e->ws);
+}
+
+uint64_t exec__rt_disk_room(const struct exec *e)
+{
+        return e->ws != NULL ? ws_quota_room(e->ws) : UINT64_MAX;
 }
 
 void exec__rt_state(struct exec *e, const char *state)
@@ -2448,6 +2464,8 @@ void exec__rt_exit(struct exec *e, struct exec_result *r)
         e->exit_us = now_us();
         e->paused = 0;
         r->truncated = e->truncated;
+        if (e->ws != NULL)
+                ws_quota_sample(e->ws); /* what it left behind counts for the next */
         if (e->last.mem_peak_bytes > r->mem_peak_bytes)
                 r->mem_peak_bytes = e->last.mem_peak_bytes;
         if (e->cb.on_exit != NULL)

@@ -27,6 +27,10 @@ struct exec_runtime {
         int (*pause)(struct exec *e, bool on); /* 0 or -errno (freezer semantics) */
         /* A per-execution id for events (a container id), or NULL. */
         const char *(*handle)(const struct exec *e);
+        /* Whether the workspace the runtime mounts is this host's directory
+         * (a local engine), so that the session's disk quota can measure
+         * it; NULL: no. */
+        bool (*workspace_here)(void *state);
 };
 
 extern const struct exec_runtime exec_runtime_docker;
@@ -47,6 +51,9 @@ void exec__rt_stats(struct exec *e, const struct exec_stats *st);
 void exec__rt_state(struct exec *e, const char *state);
 /* Reports the exit (r->truncated is filled here). */
 void exec__rt_exit(struct exec *e, struct exec_result *r);
+/* What the execution may still add to the workspace under the session's
+ * disk quota (for RLIMIT_FSIZE), or UINT64_MAX where no quota applies. */
+uint64_t exec__rt_disk_room(const struct exec *e);
 /* Everything is released: on_remove, then `e` is freed. */
 void exec__rt_removed(struct exec *e);
 

@@ -76,6 +76,47 @@ engine_check_limits() {
         expect_eq "$ENGINE: nothing left after the limits" 0 "$(leftovers)"
 }
 
+# The session's disk quota on the bind-mounted workspace (a local engine):
+# one file held to the room by RLIMIT_FSIZE (the engine's Ulimits), many
+# files together stopped by the workspace walk the stats samples drive.
+engine_check_disk() {
+        local d=$WORK/disk before added rc
+        mkdir -p "$d"
+        give_away "$d"
+        if [ "$ENGINE" = podman ]; then
+                # no Ulimits for Podman (exec/docker.c): the file is written,
+                # and the walk that a stats sample starts stops the writer
+                "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M --json -- \
+                        sh -c 'head -c 50000000 /dev/zero > /workspace/big; sleep 20' >"$WORK/ev" 2>/dev/null
+                expect_eq "$ENGINE: one file past the disk quota: disk_limit (the walk's)" disk_limit \
+                        "$(json_field exec.exit reason <"$WORK/ev")"
+                expect_eq "$ENGINE: stopped well before its 20 s" true \
+                        "$(json_eval 'of("exec.exit")[0]["wall_ms"] < 10000' <"$WORK/ev")"
+        else
+                "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M --json -- \
+                        sh -c 'head -c 50000000 /dev/zero > /workspace/big' >"$WORK/ev" 2>/dev/null
+                rc=$?
+                expect_eq "$ENGINE: one file past the disk quota: 153 (SIGXFSZ)" 153 $rc
+                expect_eq "$ENGINE: one file past the disk quota: disk_limit" disk_limit "$(json_field exec.exit reason <"$WORK/ev")"
+                expect_eq "$ENGINE: the file is held to the quota" 10485760 "$(stat -c %s "$d/big" 2>&1)"
+        fi
+        rm -f "$d/big"
+        before=$(du -sb "$d" | cut -f1)
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 20M --json -- \
+                sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do head -c 8000000 /dev/zero > /workspace/f$i; sleep 0.5; done; echo all-written' \
+                >"$WORK/ev" 2>/dev/null
+        expect_eq "$ENGINE: files past the quota together: disk_limit" disk_limit "$(json_field exec.exit reason <"$WORK/ev")"
+        expect_no_match "$ENGINE: they were stopped before the end" "all-written" "$(json_eval 'out()' <"$WORK/ev")"
+        added=$(($(du -sb "$d" | cut -f1) - before))
+        if [ "$added" -lt $((70 << 20)) ]; then pass; else fail "$ENGINE: the quota let $added bytes through (20M quota)"; fi
+        rm -f "$d"/f*
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M -- \
+                sh -c 'head -c 5000000 /dev/zero > /workspace/ok && echo fits' >"$WORK/out" 2>/dev/null
+        expect_eq "$ENGINE: control: a file within the quota is written" "fits 5000000" "$(cat "$WORK/out") $(stat -c %s "$d/ok" 2>&1)"
+        rm -rf "$d"
+        expect_eq "$ENGINE: nothing left after the disk checks" 0 "$(leftovers)"
+}
+
 # An image the engine does not have: the message names the fix.
 engine_check_no_image() {
         dk --image proctor-test:missing -- true 2>"$WORK/e"

@@ -92,6 +92,7 @@ expect_eq "events in contract order" \
 engine_check_stats
 
 engine_check_limits
+engine_check_disk
 
 # ---- the walls ----
 out=$(dk -- sh -c 'wget -q -T 2 -O- http://127.0.0.1:1/ 2>&1 || echo wget-failed; nc -w 2 10.0.2.2 80 </dev/null 2>&1 || echo nc-failed; ip -o link 2>/dev/null | grep -vc " lo:"' 2>&1)

@@ -87,6 +87,7 @@ engine_image "$D"
 engine_check_exits
 engine_check_stats
 engine_check_limits
+engine_check_disk
 engine_check_seccomp
 engine_check_no_image
 engine_check_kill

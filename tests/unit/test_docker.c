@@ -114,8 +114,30 @@ static void test_create_body(void **state)
         assert_string_equal(
             json_string_value(json_object_get(json_object_get(hc, "Tmpfs"), "/tmp")),
             "rw,nosuid,nodev,mode=1777,size=8388608");
+        assert_null(json_object_get(hc, "Ulimits")); /* no disk quota given */
         json_decref(o);
         free(s);
+
+        /* The disk quota's room: RLIMIT_FSIZE, soft and hard; 0 too. */
+        c.has_fsize = true;
+        c.fsize = 0;
+        s = docker_create_body(&c);
+        o = json_loads(s, 0, NULL);
+        json_t *u = json_array_get(json_object_get(json_object_get(o, "HostConfig"), "Ulimits"), 0);
+        assert_string_equal(json_string_value(json_object_get(u, "Name")), "fsize");
+        assert_true(json_is_integer(json_object_get(u, "Soft")));
+        assert_int_equal(json_integer_value(json_object_get(u, "Soft")), 0);
+        assert_int_equal(json_integer_value(json_object_get(u, "Hard")), 0);
+        json_decref(o);
+        free(s);
+        c.fsize = 10u << 20;
+        s = docker_create_body(&c);
+        o = json_loads(s, 0, NULL);
+        u = json_array_get(json_object_get(json_object_get(o, "HostConfig"), "Ulimits"), 0);
+        assert_int_equal(json_integer_value(json_object_get(u, "Hard")), 10 << 20);
+        json_decref(o);
+        free(s);
+        c.has_fsize = false;
 
         /* No workspace, no limits: nothing mounted, no Memory, cwd /. */
         c.workspace = NULL;

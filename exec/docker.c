@@ -7,7 +7,9 @@
  * docker CLI, and never leaves a container behind that it knows of. */
 #include "exec/runtime.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,7 +50,7 @@ struct docker_rt {
         char *seccomp;       /* proctor's policy as the engine's profile */
         /* The same in a file (Podman's service reads profiles by path on
          * its own host); "" when it could not be written. */
-        char seccomp_path[64];
+        char seccomp_path[96];
         unsigned pending;               /* requests of its own (the sweep) in flight */
         bool podman;                    /* the engine is Podman (GET /version said so) */
         struct dk_call *list, *version; /* the start's calls, while in flight */
@@ -1072,10 +1074,34 @@ static void attach(struct dk_exec *x)
 
 /* ---- create ---- */
 
+/* The profile files of proctor processes that are gone (SIGKILLed, say):
+ * named with their pid, this user's, regular files. */
+static void seccomp_files_sweep(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        struct stat st;
+        int pid;
+        char tail;
+
+        if (d == NULL)
+                return;
+        while ((de = readdir(d)) != NULL) {
+                if (sscanf(de->d_name, "proctor-seccomp-%d-%c", &pid, &tail) != 2 || pid <= 0 ||
+                    pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(st.st_mode) && st.st_uid == geteuid())
+                        unlinkat(dirfd(d), de->d_name, 0);
+        }
+        closedir(d);
+}
+
 /* The profile in a file of its own, written the first time an engine that
  * reads it by path (Podman) needs it: readable by the engine's service, not
  * replaceable by others (O_EXCL in a sticky directory), removed with the
- * runtime. Its path, or NULL when it cannot be written. */
+ * runtime (or by a later one, when this proctor was killed). Its path, or NULL when it cannot be
+ * written. */
 static const char *seccomp_file(struct docker_rt *rt)
 {
         const char *dir = getenv("XDG_RUNTIME_DIR");
@@ -1086,7 +1112,9 @@ static const char *seccomp_file(struct docker_rt *rt)
                 return rt->seccomp_path;
         if (dir == NULL || dir[0] != '/' || strlen(dir) > 30)
                 dir = "/tmp";
-        snprintf(rt->seccomp_path, sizeof(rt->seccomp_path), "%s/proctor-seccomp-XXXXXX", dir);
+        seccomp_files_sweep(dir);
+        snprintf(rt->seccomp_path, sizeof(rt->seccomp_path), "%s/proctor-seccomp-%d-XXXXXX", dir,
+                 (int)getpid());
         fd = mkstemp(rt->seccomp_path);
         if (fd < 0 || fchmod(fd, 0644) != 0 || fdio_write_all(fd, rt->seccomp, len) != 0) {
                 if (fd >= 0)
@@ -1108,7 +1136,7 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
 {
         struct docker_rt *rt = x->rt;
         json_t *o, *opts;
-        char opt[80], *body;
+        char opt[112], *body;
         const char *path;
 
         if (x->create_body == NULL || memmem(answer, n, "seccomp profile", 15) == NULL ||

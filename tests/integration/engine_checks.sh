@@ -137,8 +137,19 @@ engine_check_sweep() {
         expect_match "$ENGINE: labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
         { kill -9 $p; wait $p; } 2>/dev/null
         expect_eq "$ENGINE: SIGKILLed proctor leaves its container" 1 "$(leftovers)"
+        # Podman reads the seccomp profile from a file proctor writes, named
+        # with its pid (exec/docker.c, seccomp_file), where Docker takes it inline
+        local sdir=${XDG_RUNTIME_DIR:-/tmp}
+        [ "${#sdir}" -le 30 ] && [ "${sdir#/}" != "$sdir" ] || sdir=/tmp
+        profiles() { find "$sdir" -maxdepth 1 -name "proctor-seccomp-$p-*" 2>/dev/null | wc -l; }
+        if [ "$ENGINE" = podman ]; then
+                expect_eq "$ENGINE: SIGKILLed proctor leaves its profile's file" 1 "$(profiles)"
+        else
+                expect_eq "$ENGINE: no profile file for Docker" 0 "$(profiles)"
+        fi
         dk -- true
         check "$ENGINE: the next start sweeps it" wait_until 20 test "$(leftovers)" -eq 0
+        expect_eq "$ENGINE: and the dead proctor's profile file" 0 "$(profiles)"
 }
 
 # A session: run's tools in containers, stdin to the command (the

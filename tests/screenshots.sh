@@ -107,3 +107,23 @@ sleep 1
 $T send-keys -t narrow Tab Tab
 sleep 0.5
 shot narrow narrow-80x24 80x24
+
+# tools from an MCP server (tests' mcp_fake.py) in its own long-lived
+# sandbox, and run_python_code on warm interpreters: the setup screen's
+# tool counts, then the server's row and the warm rows in a session
+cp "$top/tests/integration/mcp_fake.py" "$work/ws/"
+chmod 644 "$work/ws/mcp_fake.py"
+echo '{"mcpServers": {"fake": {"command": "python3", "args": ["mcp_fake.py"]}}}' >"$work/mcp.json"
+cat >"$work/mcp.jsonl" <<'EOF2'
+{"content": "Asking the MCP server who it is, and working out a few numbers in Python.", "tool_calls": [{"name": "mcp__fake__whoami", "arguments": {}}, {"name": "run_python_code", "arguments": {"code": "import math\nprint(math.factorial(20))"}}]}
+{"content": "Once more in a fresh interpreter.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "print(sum(i * i for i in range(10**5)))"}}]}
+{"content": "And a longer job.", "tool_calls": [{"name": "run_python_code", "arguments": {"code": "import time\nfor i in range(20):\n    print('tick', i, flush=True)\n    time.sleep(0.5)"}}]}
+{"content": "Done: the server answered from its sandbox, each Python call had one of its own."}
+EOF2
+start mcp 160x48 "$proctor --mode sandbox --mcp-config $work/mcp.json --model script:$work/mcp.jsonl"
+wait_for mcp "5 tools"
+shot mcp setup-mcp 160x48
+$T send-keys -t mcp "Who is the server, and what is 20 factorial?" Enter
+wait_for mcp "#4 running .* warm"
+sleep 1
+shot mcp session-mcp-warm 160x48

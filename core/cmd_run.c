@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/config.h"
+#include "core/exec_report.h"
 #include "core/options.h"
 #include "core/session.h"
 #include "core/termout.h"
@@ -35,6 +36,7 @@ struct run {
          * their end is told by their own events, not as an execution's */
         uint64_t labelled[16];
         size_t nlabelled;
+        bool quota_warned;
 };
 
 static bool labelled(const struct run *r, uint64_t id)
@@ -187,8 +189,13 @@ static void print_human(const json_t *ev, void *ud)
                                ok ? "ok" : "error",
                                (long long)json_integer_value(json_object_get(ev, "duration_ms")),
                                args[0] ? ": " : "", args);
-        } else if (strcmp(type, "exec.create") == 0 && str(ev, "label")[0] != '\0') {
-                if (r->nlabelled < sizeof(r->labelled) / sizeof(r->labelled[0]))
+        } else if (strcmp(type, "exec.create") == 0) {
+                if (json_is_false(json_object_get(ev, "disk_quota")) && !r->quota_warned) {
+                        r->quota_warned = true;
+                        fprintf(stderr, "proctor: warning: %s\n", DISK_QUOTA_REMOTE_TEXT);
+                }
+                if (str(ev, "label")[0] != '\0' &&
+                    r->nlabelled < sizeof(r->labelled) / sizeof(r->labelled[0]))
                         r->labelled[r->nlabelled++] =
                             (uint64_t)json_integer_value(json_object_get(ev, "exec_id"));
         } else if (strcmp(type, "exec.exit") == 0 && strcmp(str(ev, "reason"), "exited") != 0 &&

@@ -192,6 +192,7 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
 {
         struct exec_report *r = calloc(1, sizeof(*r));
         struct exec *e = NULL;
+        json_t *ev;
         int rc;
 
         if (r == NULL)
@@ -211,20 +212,24 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
                 return rc;
         }
         r->id = exec_id(e);
-        bus_emit(
-            bus, "exec.create",
-            json_pack(
-                "{s:I,s:o,s:s,s:s,s:o,s:o,s:o,s:b,s:s,s:o*}", "exec_id", (json_int_t)r->id,
-                "call_id", call_id != NULL ? json_string(call_id) : json_null(), "isolation",
-                isolation_name(req->isolation), "runtime", exec_runtime_name(e), "image",
-                req->image != NULL ? json_string(req->image) : json_null(), "limits",
-                exec_report_limits_json(exec_limits(e)), "limits_per_process",
-                exec_report_fallback_json(req->isolation == EXEC_SANDBOX, exec_cgroup_limits(e)),
-                "warm", exec_warm(e), "network",
-                req->isolation != EXEC_SANDBOX ? "host"
-                : exec_shares_net(e)           ? "shared"
-                                               : "none",
-                "label", hooks != NULL && hooks->label != NULL ? json_string(hooks->label) : NULL));
+        ev = json_pack(
+            "{s:I,s:o,s:s,s:s,s:o,s:o,s:o,s:b,s:s,s:o*}", "exec_id", (json_int_t)r->id, "call_id",
+            call_id != NULL ? json_string(call_id) : json_null(), "isolation",
+            isolation_name(req->isolation), "runtime", exec_runtime_name(e), "image",
+            req->image != NULL ? json_string(req->image) : json_null(), "limits",
+            exec_report_limits_json(exec_limits(e)), "limits_per_process",
+            exec_report_fallback_json(req->isolation == EXEC_SANDBOX, exec_cgroup_limits(e)),
+            "warm", exec_warm(e), "network",
+            req->isolation != EXEC_SANDBOX ? "host"
+            : exec_shares_net(e)           ? "shared"
+                                           : "none",
+            "label", hooks != NULL && hooks->label != NULL ? json_string(hooks->label) : NULL);
+        /* Whether the disk quota holds, where one was asked for: false
+         * only where it cannot (a remote engine's workspace). */
+        if (ev != NULL && req->isolation == EXEC_SANDBOX && req->ws_mode == EXEC_WS_RW &&
+            req->limits.disk_bytes > 0)
+                json_object_set_new(ev, "disk_quota", json_boolean(exec_disk_quota(e)));
+        bus_emit(bus, "exec.create", ev);
         *out = e;
         return 0;
 }

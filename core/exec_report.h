@@ -37,4 +37,9 @@ json_t *exec_report_limits_json(const struct exec_limits *l);
  * cgroup enforces them: a JSON array of "memory", "cpu", "pids". */
 json_t *exec_report_fallback_json(bool sandbox, unsigned cgroup_limits);
 
+/* Why a sandbox's exec.create says "disk_quota": false. */
+#define DISK_QUOTA_REMOTE_TEXT                                                                     \
+        "the disk quota (--disk) does not hold here: a remote engine (DOCKER_HOST) mounts its "    \
+        "own host's workspace, which proctor cannot measure"
+
 #endif

@@ -1631,7 +1631,7 @@ static bool dk_workspace_here(void *state)
 {
         const struct docker_rt *rt = state;
 
-        return rt->ep.unix_path[0] != '\0' || strcmp(rt->ep.host, "127.0.0.1") == 0 ||
+        return rt->ep.unix_path[0] != '\0' || strncmp(rt->ep.host, "127.", 4) == 0 ||
                strcmp(rt->ep.host, "localhost") == 0 || strcmp(rt->ep.host, "::1") == 0 ||
                strcmp(rt->ep.host, "[::1]") == 0;
 }

@@ -283,6 +283,11 @@ bool exec_shares_net(const struct exec *e)
         return e->share_net;
 }
 
+bool exec_disk_quota(const struct exec *e)
+{
+        return e->ws != NULL;
+}
+
 static unsigned cg_limit_bits(unsigned controllers)
 {
         return ((controllers & CG_MEMORY) ? EXEC_CG_MEMORY : 0) |

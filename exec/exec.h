@@ -236,6 +236,10 @@ enum exec_isolation exec_isolation(const struct exec *e);
 bool exec_warm(const struct exec *e);
 /* True for a sandbox spawned with share_net. */
 bool exec_shares_net(const struct exec *e);
+/* True when the session's disk quota counts what this execution writes
+ * to the workspace (a sandbox with it rw; with --runtime docker, a local
+ * engine). */
+bool exec_disk_quota(const struct exec *e);
 
 /* Limits a sandbox gets from cgroups (for the whole sandbox); those
  * missing hold only per process, through rlimits. */

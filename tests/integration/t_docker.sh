@@ -145,11 +145,15 @@ give_away "$WORK/mcp.sh"
 
 # ---- the engine over tcp with TLS (a second daemon; certificates made here) ----
 T=$D/tls
+# an address of this host's that is not loopback, for an engine proctor
+# must take as remote (TLS with client certificates only: never a plain
+# tcp engine on a network address)
+EXTIP=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
 if command -v openssl >/dev/null && mkdir -p "$T" && (
         cd "$T" &&
                 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 1 -subj /CN=proctor-test-ca &&
                 openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj /CN=127.0.0.1 &&
-                printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >srv.ext &&
+                printf 'subjectAltName=IP:127.0.0.1%s\nextendedKeyUsage=serverAuth\n' "${EXTIP:+,IP:$EXTIP}" >srv.ext &&
                 openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out server-cert.pem -days 1 -extfile srv.ext &&
                 openssl req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=client &&
                 printf 'extendedKeyUsage=clientAuth\n' >cl.ext &&
@@ -157,7 +161,8 @@ if command -v openssl >/dev/null && mkdir -p "$T" && (
 ) >/dev/null 2>&1; then
         TPORT=$((PORT + 1))
         dockerd --iptables=false --ip6tables=false --bridge=none --data-root "$D/tdata" \
-                --exec-root "$D/texec" -H "unix://$D/t.sock" -H "tcp://127.0.0.1:$TPORT" --tlsverify \
+                --exec-root "$D/texec" -H "unix://$D/t.sock" -H "tcp://127.0.0.1:$TPORT" \
+                ${EXTIP:+-H "tcp://$EXTIP:$TPORT"} --tlsverify \
                 --tlscacert "$T/ca.pem" --tlscert "$T/server-cert.pem" --tlskey "$T/server-key.pem" \
                 --pidfile "$D/tpid" >"$D/tlog" 2>&1 &
         at_exit 'kill $(cat '"$D"'/tpid)'
@@ -195,6 +200,23 @@ print(json.dumps({"content": "Done."}))' >"$WORK/big.jsonl"
                         --model "script:$WORK/big.jsonl" --json go >"$WORK/ev" 2>"$WORK/e"
                 expect_eq "tls: 300 KB of stdin arrive whole" "30001 x29999 = 29999" \
                         "$(json_eval '(lambda o: "%d %s" % (len(o), o[-1]))("".join(e["data"] for e in of("tool.output")).splitlines())' <"$WORK/ev")"
+                # the disk quota: a loopback engine mounts this host's
+                # workspace, so it holds; one at another address is taken
+                # as remote, and proctor says the quota does not hold
+                tls dk --json --disk 10M -- true >"$WORK/ev" 2>"$WORK/e"
+                expect_eq "tls: a loopback engine: the disk quota holds" true "$(json_field exec.create disk_quota <"$WORK/ev")"
+                if [ -n "$EXTIP" ]; then
+                        DOCKER_HOST=tcp://$EXTIP:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T dk --disk 10M -- echo ran >"$WORK/out" 2>"$WORK/e"
+                        expect_eq "remote engine: the command runs" ran "$(cat "$WORK/out")"
+                        expect_match "remote engine: says the disk quota does not hold" \
+                                "warning: the disk quota \(--disk\) does not hold here: a remote engine" "$(cat "$WORK/e")"
+                        DOCKER_HOST=tcp://$EXTIP:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T dk --json --disk 10M -- true >"$WORK/ev" 2>/dev/null
+                        expect_eq "remote engine: exec.create says so" false "$(json_field exec.create disk_quota <"$WORK/ev")"
+                        DOCKER_HOST=tcp://$EXTIP:$TPORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$T dk --workspace-mode ro --disk 10M -- true 2>"$WORK/e"
+                        expect_eq "remote engine, ro workspace: nothing to warn of" "" "$(cat "$WORK/e")"
+                else
+                        echo "t_docker: no non-loopback address here: the remote engine's disk quota warning not tested"
+                fi
                 # an MCP server's stdin kept open over TLS: messages written
                 # after the start, through the stdin attach's thread
                 cat >"$WORK/m2.jsonl" <<'S'

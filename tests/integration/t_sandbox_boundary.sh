@@ -325,6 +325,7 @@ dsize() { du -sb "$D" | cut -f1; }
 "$PROCTOR" exec --mode sandbox --workspace "$D" --disk 100M --json -- fallocate -l 2G /workspace/big \
         > "$WORK/fa.jsonl"; rc=$?
 expect_eq "fallocate 2G past a 100M quota: disk_limit" disk_limit "$(json_field exec.exit reason < "$WORK/fa.jsonl")"
+expect_eq "exec.create: the disk quota counts this sandbox" true "$(json_field exec.create disk_quota < "$WORK/fa.jsonl")"
 expect_eq "fallocate 2G past a 100M quota: killed by SIGXFSZ (128+25)" 153 $rc
 expect_match "fallocate 2G: nothing near 2G on the host" "^[0-9]{1,8}$" "$(stat -c %s "$D/big" 2>/dev/null || echo 0)"
 rm -f "$D/big"

@@ -39,8 +39,12 @@ ValueError: boom
         expect_eq "$mode: SystemExit code" 4 "$(ev $mode 'of("tool.result")[3]["exit_code"]')"
 done
 expect_eq "sandbox: the first call is cold" False "$(ev sandbox 'of("exec.create")[0]["warm"]')"
-expect_eq "sandbox: the later calls are warm" "[True, True, True]" \
-        "$(ev sandbox '[c["warm"] for c in of("exec.create")[1:]]')"
+warm=$(ev sandbox '[c["warm"] for c in of("exec.create")[1:]]')
+expect_eq "sandbox: the later calls are warm" "[True, True, True]" "$warm"
+# a cold one was seen once under ASan as the user, not reproduced since:
+# what the pool did then, for whoever meets it next
+[ "$warm" = "[True, True, True]" ] ||
+        ev sandbox '[(e["type"], e.get("exec_id"), e.get("warm"), e.get("reason"), [x["state"] for x in e.get("waiting", [])]) for e in E if e["type"] in ("exec.warm", "exec.create", "exec.exit")]'
 expect_eq "sandbox: a warm call sees a fresh /tmp and is pid 2" "[] 2 ['-c']" \
         "$(ev sandbox 'of("tool.result")[1]["output"].strip()')"
 expect_match "sandbox: the first call did write its file" "^first 2" "$(res sandbox 0)"

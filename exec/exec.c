@@ -532,6 +532,15 @@ void exec_engine_free(struct exec_engine *eng)
 static void exec_finish_remove(struct exec *e);
 static void pool_unlink(struct exec *e);
 static void pool_refill(uv_timer_t *t);
+
+/* Refills the pool from the loop, soon. One already due keeps its place:
+ * restarting the timer would put it behind whatever was queued since (the
+ * next model turn, whose call would then find the pool empty). */
+static void refill_soon(struct exec_engine *eng)
+{
+        if (!uv_is_active((uv_handle_t *)&eng->refill))
+                uv_timer_start(&eng->refill, pool_refill, 0, 0);
+}
 static void warm_start(struct exec_engine *eng, struct exec *e);
 static void close_fd(int *fd);
 static void close_output(struct exec *e, struct exec_output *o);
@@ -588,7 +597,7 @@ static void exec_finish_remove(struct exec *e)
                  * done, rather than during a call; its room may have been
                  * what a warm sandbox waited for. */
                 if ((eng->prewarm > 0 || eng->warm_target > 0) && !eng->freeing)
-                        uv_timer_start(&eng->refill, pool_refill, 0, 0);
+                        refill_soon(eng);
         }
         free(e->stdin_copy);
         exec_workspace_free(e->own_ws);
@@ -715,7 +724,7 @@ static void report_exit(struct exec *e)
          * runs after on_exit's work, before what that work started), so
          * that its interpreter's start never competes with the call. */
         if (e->assigned && e->warm && !e->eng->freeing)
-                uv_timer_start(&e->eng->refill, pool_refill, 0, 0);
+                refill_soon(e->eng);
         if (e->assigned && e->cb.on_exit != NULL)
                 e->cb.on_exit(e, &r, e->ud);
         close_output(e, &e->out);
@@ -2554,7 +2563,7 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
                  * a warm call's own successor starts after its result
                  * (report_exit). */
                 if (eng->warm > 0 && !eng->freeing && !e->warm)
-                        uv_timer_start(&eng->refill, pool_refill, 0, 0);
+                        refill_soon(eng);
         } else {
                 eng->want_iso = req->isolation;
                 eng->want_uid = uid;

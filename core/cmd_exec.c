@@ -212,8 +212,7 @@ int cmd_exec_main(int argc, char **argv)
                 goto out;
         }
         r.lim = *exec_limits(r.e);
-        if (!o.json && o.mode == EXEC_SANDBOX && req.ws_mode == EXEC_WS_RW &&
-            req.limits.disk_bytes > 0 && !exec_disk_quota(r.e))
+        if (!o.json && exec_request_disk_quota(&req) && !exec_disk_quota(r.e))
                 fprintf(stderr, "proctor exec: warning: %s\n", DISK_QUOTA_REMOTE_TEXT);
         cg_limits = exec_cgroup_limits(r.e);
         if (!o.json && o.mode == EXEC_SANDBOX && (cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL)

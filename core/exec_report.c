@@ -226,8 +226,7 @@ int exec_report_spawn(struct exec_engine *eng, struct bus *bus, const struct exe
             "label", hooks != NULL && hooks->label != NULL ? json_string(hooks->label) : NULL);
         /* Whether the disk quota holds, where one was asked for: false
          * only where it cannot (a remote engine's workspace). */
-        if (ev != NULL && req->isolation == EXEC_SANDBOX && req->ws_mode == EXEC_WS_RW &&
-            req->limits.disk_bytes > 0)
+        if (ev != NULL && exec_request_disk_quota(req))
                 json_object_set_new(ev, "disk_quota", json_boolean(exec_disk_quota(e)));
         bus_emit(bus, "exec.create", ev);
         *out = e;

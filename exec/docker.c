@@ -707,6 +707,17 @@ static void stdin_close(struct dk_exec *x)
                 x->refs++;
 }
 
+/* The attach request, asking the engine to upgrade the connection to the
+ * raw stream; `streams` picks them ("stdout=1&stderr=1", "stdin=1"). */
+static void attach_head(const struct dk_exec *x, const char *streams, char *buf, size_t len)
+{
+        snprintf(buf, len,
+                 "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&%s HTTP/1.1\r\n"
+                 "Host: %s\r\nUser-Agent: proctor\r\nContent-Type: text/plain\r\n"
+                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
+                 x->id, streams, x->rt->ep.tls ? x->rt->ep.host : "docker");
+}
+
 static void stdin_sent(int status, const char *body, size_t n, const char *err, void *ud)
 {
         struct dk_exec *x = ud;
@@ -757,11 +768,7 @@ static void tls_stdin(struct dk_exec *x)
                 }
         }
 
-        snprintf(head, sizeof(head),
-                 "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&stdin=1 HTTP/1.1\r\n"
-                 "Host: %s\r\nUser-Agent: proctor\r\nContent-Type: text/plain\r\n"
-                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
-                 x->id, ep->host);
+        attach_head(x, "stdin=1", head, sizeof(head));
         struct http_raw_send rs = {
             .url = ep->base_url,
             .head = head,
@@ -944,7 +951,7 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
 static void connected(uv_connect_t *r, int status)
 {
         struct dk_exec *x = r->data;
-        char req[400];
+        char req[sizeof(x->rt->ep.host) + 400];
         uv_buf_t b;
         uv_write_t *w;
 
@@ -954,11 +961,8 @@ static void connected(uv_connect_t *r, int status)
                 return;
         }
         x->conn_made = true;
-        snprintf(req, sizeof(req),
-                 "POST " DOCKER_API_PREFIX "/containers/%s/attach?stream=1&stdout=1&stderr=1%s "
-                 "HTTP/1.1\r\nHost: docker\r\nUser-Agent: proctor\r\nContent-Type: text/plain\r\n"
-                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n",
-                 x->id, x->want_stdin ? "&stdin=1" : "");
+        attach_head(x, x->want_stdin ? "stdout=1&stderr=1&stdin=1" : "stdout=1&stderr=1", req,
+                    sizeof(req));
         w = malloc(sizeof(*w) + strlen(req));
         if (w == NULL) {
                 x_err(x, "out of memory");
@@ -1100,8 +1104,8 @@ static void seccomp_files_sweep(const char *dir)
 /* The profile in a file of its own, written the first time an engine that
  * reads it by path (Podman) needs it: readable by the engine's service, not
  * replaceable by others (O_EXCL in a sticky directory), removed with the
- * runtime (or by a later one, when this proctor was killed). Its path, or NULL when it cannot be
- * written. */
+ * runtime (or by a later one, when this proctor was killed). Its path, or
+ * NULL when it cannot be written. */
 static const char *seccomp_file(struct docker_rt *rt)
 {
         const char *dir = getenv("XDG_RUNTIME_DIR");
@@ -1295,6 +1299,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 x->stdin_len = req->stdin_len;
         }
         pick_user(req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace, user, sizeof(user));
+        uint64_t room = exec__rt_disk_room(e);
         struct docker_create dc = {
             .image = rt->image,
             .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
@@ -1316,8 +1321,8 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
              * create names any, and raises nofile and nproc to their
              * maximum, which a host without CAP_SYS_RESOURCE refuses:
              * there the quota is the workspace walk's alone. */
-            .has_fsize = !rt->podman && exec__rt_disk_room(e) != UINT64_MAX,
-            .fsize = exec__rt_disk_room(e),
+            .has_fsize = !rt->podman && room != UINT64_MAX,
+            .fsize = room,
         };
         body = docker_create_body(&dc);
         uv_timer_init(exec__rt_loop(e), &x->timer);

@@ -95,12 +95,12 @@ static json_t *host_config(const struct docker_create *c)
         if (l->pids > 0)
                 json_object_set_new(hc, "PidsLimit", json_integer(l->pids));
         json_object_set_new(hc, "NetworkMode", json_string("none"));
-        if (c->has_fsize)
+        if (c->has_fsize) {
+                json_int_t fsize = (json_int_t)(c->fsize > INT64_MAX ? INT64_MAX : c->fsize);
                 json_object_set_new(
                     hc, "Ulimits",
-                    json_pack("[{s:s,s:I,s:I}]", "Name", "fsize", "Soft",
-                              (json_int_t)(c->fsize > INT64_MAX ? INT64_MAX : c->fsize), "Hard",
-                              (json_int_t)(c->fsize > INT64_MAX ? INT64_MAX : c->fsize)));
+                    json_pack("[{s:s,s:I,s:I}]", "Name", "fsize", "Soft", fsize, "Hard", fsize));
+        }
         /* The engine's init as pid 1 (reaps, forwards signals): the command
          * is no pid 1 that ignores SIGKILL from inside, as in a native
          * sandbox. It counts against PidsLimit. */

@@ -283,6 +283,12 @@ bool exec_shares_net(const struct exec *e)
         return e->share_net;
 }
 
+bool exec_request_disk_quota(const struct exec_request *req)
+{
+        return req->isolation == EXEC_SANDBOX && req->ws_mode == EXEC_WS_RW &&
+               req->limits.disk_bytes > 0;
+}
+
 bool exec_disk_quota(const struct exec *e)
 {
         return e->ws != NULL;
@@ -532,6 +538,9 @@ void exec_engine_free(struct exec_engine *eng)
 static void exec_finish_remove(struct exec *e);
 static void pool_unlink(struct exec *e);
 static void pool_refill(uv_timer_t *t);
+static void warm_start(struct exec_engine *eng, struct exec *e);
+static void close_fd(int *fd);
+static void close_output(struct exec *e, struct exec_output *o);
 
 /* Refills the pool from the loop, soon. One already due keeps its place:
  * restarting the timer would put it behind whatever was queued since (the
@@ -541,9 +550,6 @@ static void refill_soon(struct exec_engine *eng)
         if (!uv_is_active((uv_handle_t *)&eng->refill))
                 uv_timer_start(&eng->refill, pool_refill, 0, 0);
 }
-static void warm_start(struct exec_engine *eng, struct exec *e);
-static void close_fd(int *fd);
-static void close_output(struct exec *e, struct exec_output *o);
 
 static void on_handle_closed(uv_handle_t *h)
 {
@@ -2100,7 +2106,7 @@ static void warm_start(struct exec_engine *eng, struct exec *e)
         e->warm = true;
         e->warm_gen = w->gen;
         e->lim = w->req.limits;
-        if (w->req.ws_mode == EXEC_WS_RW && w->req.limits.disk_bytes > 0)
+        if (exec_request_disk_quota(&w->req))
                 quota_ws = w->req.ws;
         if (child_request(e, &w->req, w->req.ws, quota_ws, false) < 0) {
                 e->setup_failed = true;
@@ -2385,8 +2391,8 @@ static int rt_spawn(struct exec_engine *eng, const struct exec_request *req,
         /* The disk quota, where the engine writes to this host's workspace:
          * the same walk as for native sandboxes, and RLIMIT_FSIZE through
          * the engine (exec__rt_disk_room). */
-        if (ws != NULL && req->ws_mode == EXEC_WS_RW && req->limits.disk_bytes > 0 &&
-            eng->rt->workspace_here != NULL && eng->rt->workspace_here(eng->rt_state) &&
+        if (ws != NULL && exec_request_disk_quota(req) && eng->rt->workspace_here != NULL &&
+            eng->rt->workspace_here(eng->rt_state) &&
             ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0)
                 e->ws = ws;
         if ((rc = eng->rt->spawn(eng->rt_state, e, &r, err, errlen)) < 0) {
@@ -2545,7 +2551,7 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->ud = ud;
         e->t0_us = t0;
         eng->live++;
-        if (sandbox && req->ws_mode == EXEC_WS_RW && req->limits.disk_bytes > 0 &&
+        if (exec_request_disk_quota(req) &&
             ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0) {
                 e->ws = ws;
                 ws_quota_sample(ws);

@@ -236,8 +236,11 @@ enum exec_isolation exec_isolation(const struct exec *e);
 bool exec_warm(const struct exec *e);
 /* True for a sandbox spawned with share_net. */
 bool exec_shares_net(const struct exec *e);
+/* True when the request asks for the session's disk quota: a sandbox with
+ * the workspace rw and limits.disk_bytes set. */
+bool exec_request_disk_quota(const struct exec_request *req);
 /* True when the session's disk quota counts what this execution writes
- * to the workspace (a sandbox with it rw; with --runtime docker, a local
+ * to the workspace (it asked for one; with --runtime docker, on a local
  * engine). */
 bool exec_disk_quota(const struct exec *e);
 

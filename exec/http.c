@@ -637,6 +637,21 @@ static int client_start(struct http_client *c, char *err, size_t errlen)
         return 0;
 }
 
+/* The TLS client certificate, its key and the CA to verify with, those
+ * given; nonzero when one could not be set. */
+static int tls_files(CURL *e, const char *cert, const char *key, const char *ca)
+{
+        int bad = 0;
+
+        if (cert != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLCERT, cert) != CURLE_OK;
+        if (key != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_SSLKEY, key) != CURLE_OK;
+        if (ca != NULL)
+                bad |= lib.easy_setopt(e, CURLOPT_CAINFO, ca) != CURLE_OK;
+        return bad;
+}
+
 static int request_setup(struct http_request *r, const struct http_post *post)
 {
         CURL *e;
@@ -679,12 +694,7 @@ static int request_setup(struct http_request *r, const struct http_post *post)
         }
         if (post->unix_socket != NULL)
                 bad |= lib.easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, post->unix_socket) != CURLE_OK;
-        if (post->cert_file != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_SSLCERT, post->cert_file) != CURLE_OK;
-        if (post->key_file != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_SSLKEY, post->key_file) != CURLE_OK;
-        if (post->ca_file != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_CAINFO, post->ca_file) != CURLE_OK;
+        bad |= tls_files(e, post->cert_file, post->key_file, post->ca_file);
         bad |= lib.easy_setopt(e, CURLOPT_HTTPHEADER, r->headers) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_curl_body) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_WRITEDATA, r) != CURLE_OK;
@@ -778,10 +788,7 @@ struct http_raw_job {
 
 static uint64_t raw_now_ms(void)
 {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+        return uv_hrtime() / 1000000u; /* monotonic, and safe off the loop's thread */
 }
 
 /* Waits for the connection to be ready for `events`, in slices that look
@@ -924,12 +931,7 @@ static void raw_work(struct http_raw_job *j)
         bad |= lib.easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf) != CURLE_OK;
         bad |= lib.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)j->step_ms) != CURLE_OK;
-        if (j->cert != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_SSLCERT, j->cert) != CURLE_OK;
-        if (j->key != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_SSLKEY, j->key) != CURLE_OK;
-        if (j->ca != NULL)
-                bad |= lib.easy_setopt(e, CURLOPT_CAINFO, j->ca) != CURLE_OK;
+        bad |= tls_files(e, j->cert, j->key, j->ca);
         if (bad) {
                 snprintf(j->err, sizeof(j->err), "cannot set up the connection");
         } else if ((rc = lib.easy_perform(e)) != CURLE_OK) {

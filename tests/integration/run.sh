@@ -2,6 +2,7 @@
 # Runs every tests/integration/t_*.sh against each proctor binary given,
 # as the current user and, when root, again as an unprivileged user that it
 # creates (scripts that declare "# as-user: yes"). Prints a closing tally.
+# ONLY="t_image t_docker" runs just those scripts.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -62,6 +63,9 @@ run_one() { # script binary as_user
 for bin in "$@"; do
         case $bin in /*) ;; *) bin="$top/$bin" ;; esac
         for t in "$here"/t_*.sh; do
+                if [ -n "${ONLY:-}" ]; then
+                        case " $ONLY " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
+                fi
                 run_one "$t" "$bin" ""
                 if [ "$(id -u)" -eq 0 ] && grep -q '^# as-user: yes' "$t"; then
                         ensure_user && run_one "$t" "$bin" "$TEST_USER"

@@ -270,14 +270,18 @@ echo '{"tool_execution_mode": "sandbox"}' > "$H/.config/proctor/config.json"
 give_away "$H"
 cp "$H/.config/proctor/config.json" "$WORK/config.orig"
 as_home() { HOME=$H XDG_CONFIG_HOME="" XDG_STATE_HOME="" XDG_CACHE_HOME="" "$@"; }
-attack='cd /workspace
-{ echo "{\"tool_execution_mode\": \"local\"}" > .config/proctor/config.json && echo wrote-config; } 2>/dev/null
+# The attack works on the current directory: a sandbox's is /workspace, a
+# local call's the workspace itself (never a host /workspace, which some
+# hosts have).
+attack_body='{ echo "{\"tool_execution_mode\": \"local\"}" > .config/proctor/config.json && echo wrote-config; } 2>/dev/null
 mkdir -p .config/proctor/themes 2>/dev/null && echo made-themes
 mv .config .config.old 2>/dev/null && echo moved-config
 mv .config/proctor .config/p.old 2>/dev/null && echo moved-proctor
 mv .local .local.old 2>/dev/null && echo moved-local
 { echo x > .local/state/proctor/planted && echo planted-state; } 2>/dev/null
 true'
+attack="cd /workspace || exit 1
+$attack_body"
 out=$(as_home "$PROCTOR" exec --mode sandbox --workspace "$H" -- sh -c "$attack" 2>&1 | without_fallback_note)
 expect_eq "workspace = HOME: every attack on proctor's own files fails" "" "$out"
 expect_eq "the host config is unchanged" "$(cat "$WORK/config.orig")" "$(cat "$H/.config/proctor/config.json")"
@@ -300,7 +304,8 @@ expect_match "run names where the mode came from" "sandbox mode \(from config fi
 out=$(as_home "$PROCTOR" run --mode local --model "script:$S/own.jsonl" --workspace "$WORK/plant" go 2>&1 >/dev/null | head -n 1)
 expect_match "run says local mode is not isolated, and why local" "local mode \(from --mode\), tools run on this host, not isolated" "$out"
 # control: local mode is not protected, so the same attack does write there
-as_home "$PROCTOR" exec --mode local --workspace "$H" -- sh -c "$attack" > "$WORK/own-local.out" 2>&1
+as_home "$PROCTOR" exec --mode local --workspace "$H" -- sh -c "cd '$H' || exit 1
+$attack_body" > "$WORK/own-local.out" 2>&1
 expect_match "control: in local mode the config is writable" "wrote-config" "$(cat "$WORK/own-local.out")"
 # ---- limits that fell back to rlimits are said plainly ----
 err=$(sandbox -- true 2>&1 >/dev/null)

@@ -123,7 +123,9 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
             "cpu_share", sh, "wall_clock", "timer (kills the sandbox)", "stats",
             r->cgroup != CGROUP_NONE ? "cgroup files" : "/proc of the command only", "workspace",
             r->euid == 0 ? "acted on as its owner with the owner's primary group; a root-owned "
-                           "one as nobody; opened once per session"
+                           "one as root through an idmapped mount (the sandbox runs as nobody "
+                           "on the host, with no unix socket of its own); opened once per "
+                           "session"
                          : "acted on as you; opened once per session",
             "file_modes", "no setuid, setgid or device file can be made (seccomp)", "disk",
             "quota per session on what sandboxes add to the workspace (--disk, default 4G): "

@@ -39,9 +39,6 @@
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
 
 #define SANDBOX_UID   1000u /* the command's uid and gid inside */
 #define EXIT_GRACE_MS 200   /* wait for pipes after the init is gone */
@@ -1891,11 +1888,12 @@ static int write_stdin(struct exec *e, const char *data, size_t len, bool later)
 
 /* How the child gets the directory opened once for the session: a local
  * child changes into it by descriptor; root hands a sandbox a detached copy
- * of its mount. An unprivileged proctor may not copy mounts of the host's
- * namespace, so its child takes the path in its own, and checks that it
- * found the very directory that was opened (ws_dev, ws_ino). */
-static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
-                              struct sandbox_request *r, char **protect, char *err, size_t errlen)
+ * of its mount (exec_workspace_tree). An unprivileged proctor may not copy
+ * mounts of the host's namespace, so its child takes the path in its own,
+ * and checks that it found the very directory that was opened (ws_dev,
+ * ws_ino). */
+static int workspace_handover(struct exec_workspace *ws, bool sandbox, struct sandbox_request *r,
+                              char **protect, char *err, size_t errlen)
 {
         r->ws_path = ws->path;
         r->ws_dev = (uint64_t)ws->st.st_dev;
@@ -1904,13 +1902,15 @@ static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
         for (unsigned i = 0; sandbox && i < ws->nprotect; i++)
                 protect[i] = (char *)ws->protect[i];
         r->protect = protect;
-        if (!sandbox)
-                r->ws_tree_fd = fcntl(ws->fd, F_DUPFD_CLOEXEC, 3);
-        else if (geteuid() == 0)
-                r->ws_tree_fd = (int)syscall(SYS_open_tree, ws->fd, "",
-                                             AT_EMPTY_PATH | OPEN_TREE_CLONE | O_CLOEXEC);
-        else
+        if (sandbox && geteuid() != 0)
                 return 0;
+        if (sandbox) {
+                r->ws_tree_fd = exec_workspace_tree(ws, err, errlen);
+                /* root's rights there would reach a root daemon's socket */
+                r->no_unix_sockets = exec_workspace_as_root(ws);
+                return r->ws_tree_fd < 0 ? r->ws_tree_fd : 0;
+        }
+        r->ws_tree_fd = fcntl(ws->fd, F_DUPFD_CLOEXEC, 3);
         if (r->ws_tree_fd < 0) {
                 int e = errno;
                 snprintf(err, errlen, "cannot take the workspace %.200s: %s", ws->path,
@@ -1925,9 +1925,8 @@ static int workspace_handover(const struct exec_workspace *ws, bool sandbox,
  * when `clock` (a warm sandbox gets it at the call: warm_assign). RLIMIT_FSIZE
  * holds what the disk quota of `quota_ws` (or NULL) leaves. 0 or -errno,
  * with e->error filled. */
-static int child_request(struct exec *e, const struct exec_request *req,
-                         const struct exec_workspace *ws, struct exec_workspace *quota_ws,
-                         bool clock)
+static int child_request(struct exec *e, const struct exec_request *req, struct exec_workspace *ws,
+                         struct exec_workspace *quota_ws, bool clock)
 {
         struct exec_engine *eng = e->eng;
         bool sandbox = e->iso == EXEC_SANDBOX;
@@ -2008,8 +2007,7 @@ static void child_arm(struct exec *e, const struct exec_request *req, int rc)
 }
 
 /* Makes the waiting child the execution `req`. */
-static void child_assign(struct exec *e, const struct exec_request *req,
-                         const struct exec_workspace *ws)
+static void child_assign(struct exec *e, const struct exec_request *req, struct exec_workspace *ws)
 {
         child_arm(e, req, child_request(e, req, ws, e->ws, true));
 }

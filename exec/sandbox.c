@@ -812,8 +812,9 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *p,
          * programs it runs never get it. */
         if (exit_wr >= 0 && fcntl(SANDBOX_EXIT_FD, F_SETFD, 0) < 0)
                 goto fail;
-        if (p->seccomp != NULL && ((e = seccomp_policy_load(p->seccomp)) < 0 ||
-                                   (p->share_net && (e = seccomp_load_no_unix_sockets()) < 0))) {
+        if (p->seccomp != NULL &&
+            ((e = seccomp_policy_load(p->seccomp)) < 0 ||
+             ((p->share_net || r->no_unix_sockets) && (e = seccomp_load_no_unix_sockets()) < 0))) {
                 send_msg(p->status_fd, SANDBOX_MSG_SETUP, -e, 0, "seccomp");
                 _exit(125);
         }
@@ -1022,7 +1023,7 @@ static void join_cgroup(const struct sandbox_plan *p, const int *fds, unsigned n
 struct req_hdr {
         uint32_t magic, argc, envc, ws_mode;
         uint64_t len, ws_keep, ws_dev, ws_ino, tmpfs_bytes, cpu_ms, as_bytes, fsize, deadline_us;
-        uint32_t nproc, has_ws, nprotect, exit_channel;
+        uint32_t nproc, has_ws, nprotect, exit_channel, no_unix_sockets;
 };
 
 #define REQ_MAGIC 0x70726f63u
@@ -1091,6 +1092,7 @@ int sandbox_request_send(int fd, const struct sandbox_request *r)
         h.deadline_us = r->deadline_us;
         h.has_ws = r->ws_path != NULL;
         h.exit_channel = r->exit_channel;
+        h.no_unix_sockets = r->no_unix_sockets;
         payload = malloc(h.len ? h.len : 1);
         if (payload == NULL)
                 return -ENOMEM;
@@ -1212,6 +1214,7 @@ static bool recv_request(const struct sandbox_plan *p, struct sandbox_request *r
         r->nproc = h.nproc;
         r->fsize = h.fsize;
         r->exit_channel = h.exit_channel != 0;
+        r->no_unix_sockets = h.no_unix_sockets != 0;
         r->deadline_us = h.deadline_us;
         return true;
 }

@@ -87,6 +87,10 @@ struct sandbox_request {
          * every other process of the sandbox and reports that status at
          * once, without waiting for the command's own exit. */
         bool exit_channel;
+        /* No socket(2) of AF_UNIX, nor datagram socketpairs: the sandbox
+         * acts as root in the workspace (exec_workspace_as_root), where a
+         * root daemon's socket may be. */
+        bool no_unix_sockets;
 };
 
 /* Where the command finds its exit channel (below SANDBOX_NOFILE_SOFT). */

@@ -477,24 +477,33 @@ int seccomp_policy_load(const struct seccomp_policy *p)
 }
 
 /* The host's abstract unix sockets (a desktop's X server or D-Bus, say)
- * belong to its network namespace, and a connect's address lies in memory
- * no filter can read: a sandbox sharing that namespace gets no socket(2) of
- * AF_UNIX at all. socketpair stays; the main policy judges everything else
- * (non-native ABIs included), so this filter looks at the number alone. */
+ * belong to its network namespace, and a root daemon's socket may sit in a
+ * workspace a root operator's sandbox acts on as root; a connect's or a
+ * sendto's address lies in memory no filter can read. Such a sandbox gets
+ * no socket(2) of AF_UNIX at all, nor a datagram socketpair (whose ends can
+ * send to any address); a stream or seqpacket pair is connected for good.
+ * The main policy judges everything else (non-native ABIs included), so
+ * this filter looks at the numbers alone. */
 int seccomp_load_no_unix_sockets(void)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        const unsigned arg0 = offsetof(struct seccomp_data, args[0]);
+        const unsigned lo = 0;
 #else
-        const unsigned arg0 = offsetof(struct seccomp_data, args[0]) + 4;
+        const unsigned lo = 4;
 #endif
+        const unsigned arg0 = offsetof(struct seccomp_data, args[0]) + lo;
+        const unsigned arg1 = offsetof(struct seccomp_data, args[1]) + lo;
         struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 4, 0),     /* -> 6 */
+            /* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socketpair, 0, 6), /* -> 9 */
+            /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg1),
+            /* 4 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf), /* the type, less its flags */
+            /* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 0, 3), /* -> 9 */
+            /* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0),
+            /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+            /* 8 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            /* 9 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         struct sock_fprog prog = {.len = ARRAY_LEN(f), .filter = f};
 

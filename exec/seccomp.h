@@ -40,8 +40,9 @@ size_t seccomp_policy_abi_counts(const struct seccomp_policy *p, struct seccomp_
  * raw syscalls: safe between clone and exec. Returns 0 or -errno. */
 int seccomp_policy_load(const struct seccomp_policy *p);
 
-/* Stacks a filter refusing socket(AF_UNIX) (EPERM) on the calling thread,
- * for a sandbox in the host's network namespace; load after the policy
+/* Stacks a filter refusing socket(AF_UNIX) and datagram socketpairs
+ * (EPERM) on the calling thread, for a sandbox in the host's network
+ * namespace or acting as root in a workspace; load after the policy
  * (no_new_privs set). Raw syscalls only. 0 or -errno. */
 int seccomp_load_no_unix_sockets(void);
 

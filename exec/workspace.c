@@ -32,6 +32,11 @@ struct ws_quota {
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <stdio.h>
@@ -55,6 +60,113 @@ static uint32_t owner_group(uid_t owner)
         return pw.pw_gid;
 }
 
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+
+struct ws_mount_attr {
+        uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+static int write_map(pid_t pid, const char *which)
+{
+        char path[64], map[32];
+        int fd, n, rc = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
+        n = snprintf(map, sizeof(map), "0 %u 1\n", EXEC_NOBODY_ID);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, map, (size_t)n) != n)
+                rc = -errno;
+        close(fd);
+        return rc;
+}
+
+/* A user namespace whose only ids are 0, mapped to host nobody: a mount
+ * idmapped through it shows root's files as nobody's and stores what nobody
+ * makes there as root's. A user namespace is had only by a process in it: a
+ * child made for the purpose waits in one until its ids are written and the
+ * namespace opened. */
+static int nobody_root_userns(void)
+{
+        char path[64];
+        int gate[2], fd = -1, rc;
+        pid_t pid;
+        char c;
+
+        if (pipe2(gate, O_CLOEXEC) != 0)
+                return -errno;
+        pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL,
+                             NULL);
+        if (pid == 0) {
+                close(gate[1]);
+                while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                _exit(0);
+        }
+        rc = pid < 0 ? -errno : 0;
+        close(gate[0]);
+        if (rc == 0 && (rc = write_map(pid, "uid_map")) == 0 &&
+            (rc = write_map(pid, "gid_map")) == 0) {
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                rc = fd < 0 ? -errno : 0;
+        }
+        close(gate[1]);
+        if (pid > 0)
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        return rc < 0 ? rc : fd;
+}
+
+bool exec_workspace_as_root(const struct exec_workspace *w)
+{
+        return w->idmap_fd >= 0;
+}
+
+int exec_workspace_tree(struct exec_workspace *w, char *err, size_t errlen)
+{
+        struct ws_mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP};
+        int tree, e;
+
+        tree = (int)syscall(SYS_open_tree, w->fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | O_CLOEXEC);
+        if (tree < 0) {
+                e = errno;
+                snprintf(err, errlen, "cannot take the workspace %.200s: %s", w->path, strerror(e));
+                return -e;
+        }
+        if (!w->idmap_tried && w->st.st_uid == 0) {
+                /* Once: where the filesystem takes no idmapped mount (say
+                 * NFS), sandboxes act on the workspace as nobody, as any
+                 * other user would. */
+                w->idmap_tried = true;
+                w->idmap_fd = nobody_root_userns();
+                attr.userns_fd = (uint64_t)w->idmap_fd;
+                if (w->idmap_fd >= 0 &&
+                    syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0)
+                        return tree;
+                if (w->idmap_fd >= 0)
+                        close(w->idmap_fd);
+                w->idmap_fd = -1;
+                return tree;
+        }
+        attr.userns_fd = (uint64_t)w->idmap_fd;
+        if (w->idmap_fd >= 0 &&
+            syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+                e = errno;
+                close(tree);
+                snprintf(err, errlen, "cannot idmap the workspace %.200s: %s", w->path,
+                         strerror(e));
+                return -e;
+        }
+        return tree;
+}
+
 int exec_workspace_open(const char *path, struct exec_workspace **out, char *err, size_t errlen)
 {
         const char *p = path != NULL ? path : ".";
@@ -65,6 +177,7 @@ int exec_workspace_open(const char *path, struct exec_workspace **out, char *err
 
         if (w == NULL)
                 return -ENOMEM;
+        w->idmap_fd = -1;
         /* The last part must be the directory itself: a symbolic link there
          * is how a sandbox that could write the parent would redirect the
          * next session (say to /etc). */
@@ -90,9 +203,11 @@ int exec_workspace_open(const char *path, struct exec_workspace **out, char *err
         w->path[n] = '\0';
         w->keep = sandbox_locked_flags(w->path);
         if (geteuid() == 0) {
-                /* Root acts on a workspace only as its owner would, and on a
-                 * root-owned one as nobody: with the rights any other user
-                 * has there. */
+                /* Root acts on a workspace only as its owner would. On a
+                 * root-owned one its sandboxes run as nobody, through a
+                 * mount that makes nobody the owner of root's files there
+                 * (exec_workspace_tree): root's rights in the workspace,
+                 * nobody's everywhere else. */
                 w->uid = w->st.st_uid != 0 ? w->st.st_uid : EXEC_NOBODY_ID;
                 w->gid = w->st.st_uid != 0 ? owner_group(w->st.st_uid) : EXEC_NOBODY_ID;
         } else {
@@ -114,6 +229,8 @@ void exec_workspace_free(struct exec_workspace *w)
         }
         if (w->fd >= 0)
                 close(w->fd);
+        if (w->idmap_fd >= 0)
+                close(w->idmap_fd);
         free(w->quota);
         free(w);
 }

@@ -23,6 +23,11 @@ struct exec_workspace {
         char path[PATH_MAX];
         unsigned long keep; /* mount flags a bind of it must keep */
         uint32_t uid, gid;  /* host ids sandboxes act on it with */
+        /* Root-owned, opened by root: a user namespace whose root is host
+         * nobody, made at the first sandbox (see exec_workspace_tree); -1
+         * before, or where the filesystem cannot be idmapped. */
+        int idmap_fd;
+        bool idmap_tried;
         /* proctor's own files and directories inside it, relative, made
          * read-only in every sandbox (see exec_workspace_protect) */
         char protect[EXEC_WS_MAX_PROTECT][PATH_MAX];
@@ -32,6 +37,12 @@ struct exec_workspace {
 };
 
 void exec_workspace_ids(const struct exec_workspace *w, uint32_t *uid, uint32_t *gid);
+
+/* For a sandbox of a root proctor: a detached copy of the workspace's mount
+ * (close it), idmapped when the workspace is root's. -errno, with err. */
+int exec_workspace_tree(struct exec_workspace *w, char *err, size_t errlen);
+/* Whether sandboxes act on it as its root owner (an idmapped mount). */
+bool exec_workspace_as_root(const struct exec_workspace *w);
 
 /* The disk quota: what rw sandboxes add to the workspace, measured by
  * walking it (on the loop's thread pool) when the filesystem's own usage

@@ -6,9 +6,10 @@ T_FAILS=0
 T_CHECKS=0
 WORK=$(mktemp -d /tmp/proctor-it.XXXXXX)
 chmod 755 "$WORK"
-# As root, the scratch workspace belongs to an unprivileged user, as any
-# workspace given to sandboxes should: root's sandboxes act on a root-owned
-# one only as nobody (t_sandbox_boundary.sh). give_away PATH... hands what a
+# As root, the scratch workspace belongs to an unprivileged user, so that the
+# checks see the same ids as root and as that user (root's sandboxes act on a
+# root-owned one as root, by an idmapped mount: t_sandbox_boundary.sh).
+# give_away PATH... hands what a
 # script makes there as root to that user too.
 T_OWNER=$(id -un)
 if [ "$(id -u)" -eq 0 ]; then

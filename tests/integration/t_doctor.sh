@@ -30,7 +30,8 @@ if [ "$(id -u)" -eq 0 ]; then
         expect_eq "root: runs as root" True "$(field 'd["root"]')"
         expect_match "root: a cgroup version in use" "^v[12]$" "$(field 'd["cgroup_version"]')"
         expect_eq "root: memory limit by cgroup" True "$(field '"cgroup" in d["enforced"]["memory"]')"
-        expect_match "root: a root-owned workspace is acted on as nobody" "root-owned one as nobody" \
+        expect_match "root: a root-owned workspace is acted on as root, by an idmapped mount" \
+                "root-owned one as root through an idmapped mount" \
                 "$(field 'd["enforced"]["workspace"]')"
 else
         # No delegated cgroup for a normal user here: doctor must say so

@@ -86,57 +86,91 @@ local_exec -- chmod 4755 "$WORK/x"
 expect_eq "control: local mode sets the setuid bit" "x" "$(find "$WORK/x" -perm -4000 -printf '%f')"
 rm -f "$WORK/x"
 
-# ---- a root-owned workspace is acted on as nobody, never as root ----
+# ---- a root operator's sandbox acts as root in a root-owned workspace ----
+# (through an idmapped mount: it runs as nobody on the host, and nobody owns
+# root's files there), and nowhere else: root's sockets there stay out of
+# reach, nothing setuid or device lands, nothing else becomes writable.
 if is_root; then
-        rw=$(mktemp -d /tmp/proctor-it-rootws.XXXXXX)
+        rw=$(mktemp -d /tmp/proctor-it-rootws.XXXXXX) # 0700, as mktemp makes it
         at_exit rm -rf "$rw"
-        chmod 755 "$rw"
         echo secret > "$rw/secret"; chmod 600 "$rw/secret"
         echo shared > "$rw/shared"
         mkdir -m 700 "$rw/private"
-        mkdir -m 1777 "$rw/drop"
-        # a root-only control socket, as a root daemon would keep it
+        # a root-only control socket (stream) and a datagram socket, as a
+        # root daemon would keep them
         cat > "$WORK/ctl.py" <<'EOF'
 import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(4)
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind(sys.argv[1] + ".dgram")
+os.chmod(sys.argv[1] + ".dgram", 0o600)
 open(sys.argv[2], "w").close()
-s.settimeout(0.2); end = time.time() + 30
+s.settimeout(0.1); d.settimeout(0.1); end = time.time() + 120
 while time.time() < end and not os.path.exists(sys.argv[3]):
     try:
         c, _ = s.accept(); c.sendall(b"root-answer\n"); c.close()
     except socket.timeout:
         pass
+    try:
+        msg = d.recv(100)
+        with open(sys.argv[4], "ab") as f:
+            f.write(msg + b"\n")
+    except socket.timeout:
+        pass
 EOF
-        python3 "$WORK/ctl.py" "$rw/private/ctl.sock" "$WORK/ctl.ready" "$WORK/ctl.stop" &
+        python3 "$WORK/ctl.py" "$rw/private/ctl.sock" "$WORK/ctl.ready" "$WORK/ctl.stop" "$WORK/ctl.got" &
         track_pid $!
         at_exit touch "$WORK/ctl.stop"
         wait_until 5 test -e "$WORK/ctl.ready" || fail "the root control socket did not start"
         connect='import socket, sys
-s = socket.socket(socket.AF_UNIX)
 try:
+    s = socket.socket(socket.AF_UNIX)
     s.connect(sys.argv[1]); print("connected", s.recv(20).decode().strip())
 except OSError as e:
-    print("refused", e.errno)'
-        expect_eq "control: root reaches its socket" "connected root-answer" \
-                "$(python3 -c "$connect" "$rw/private/ctl.sock")"
+    print("refused", e.errno)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(sys.argv[2].encode(), sys.argv[1] + ".dgram"); print("sent")
+except OSError as e:
+    print("unsent", e.errno)'
+        expect_eq "control: root reaches its sockets" "connected root-answer
+sent" "$(python3 -c "$connect" "$rw/private/ctl.sock" from-root)"
+        wait_until 5 grep -q from-root "$WORK/ctl.got" || fail "control: the datagram did not arrive"
         for m in rw ro overlay; do
                 out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" --workspace-mode $m -- \
-                        python3 -c "$connect" /workspace/private/ctl.sock 2>&1)
+                        python3 -c "$connect" /workspace/private/ctl.sock "from-sandbox-$m" 2>&1)
                 expect_match "root-owned, $m: the root-only socket is out of reach" "^refused " "$out"
+                expect_match "root-owned, $m: no datagram reaches root's socket" "unsent " "$out"
                 out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" --workspace-mode $m -- \
-                        sh -c 'cat /workspace/secret 2>&1; cat /workspace/shared' 2>&1)
-                expect_match "root-owned, $m: a 0600 root file is unreadable" "Permission denied" "$out"
-                expect_match "root-owned, $m: a world-readable file reads" "shared" "$out"
+                        sh -c 'cat /workspace/secret /workspace/shared' 2>&1)
+                expect_eq "root-owned 0700, $m: root's files read" "secret
+shared" "$out"
         done
+        touch "$WORK/ctl.stop"
+        expect_no_match "no datagram of a sandbox arrived" "from-sandbox" "$(cat "$WORK/ctl.got")"
         out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" -- sh -c \
-                'echo x > /workspace/new 2>&1 || echo write-refused; cp /bin/sh /workspace/drop/x && chmod 4755 /workspace/drop/x; echo y > /workspace/drop/f' 2>&1)
-        expect_match "root-owned: no write where only root may write" "write-refused" "$out"
-        expect_eq "root-owned: nothing new at the top" "" "$(find "$rw" -maxdepth 1 -newer "$rw/shared" -type f)"
-        expect_eq "root-owned: a file in a world-writable directory belongs to nobody" \
-                "65534 65534" "$(stat -c '%u %g' "$rw/drop/f" 2>&1)"
+                'echo x > /workspace/new && echo y > /workspace/private/made && cat /workspace/private/made
+                 cp /bin/sh /workspace/x; chmod 4755 /workspace/x 2>/dev/null; chmod g+s /workspace/x 2>/dev/null
+                 for f in /etc/passwd /usr/bin/env /proc/sys/kernel/core_pattern /proc/sysrq-trigger; do
+                         { : >> $f; } 2>/dev/null && echo "wrote $f"; done; true' 2>&1)
+        expect_eq "root-owned: writes work where root may write, and nowhere outside" "y" "$out"
+        expect_eq "root-owned: what the sandbox makes is root's on disk" "0 0,0 0" \
+                "$(stat -c '%u %g' "$rw/new" "$rw/private/made" 2>&1 | paste -sd,)"
         expect_eq "root-owned: no setuid file from the sandbox" "" "$(find "$rw" -perm /6000)"
+        cp "$WORK/plant.py" "$rw/plant.py"
+        mkdir "$rw/plant"
+        out=$("$PROCTOR" exec --mode sandbox --workspace "$rw" -- \
+                python3 /workspace/plant.py /workspace/plant 2>&1)
+        for a in chmod-4755 chmod-2755 fchmod-6755 open-creat-4755 o_tmpfile-2755 chmod-dir-2775 \
+                mknod-chr-0-0 mknod-blk mknod-reg-4755 setxattr-capability; do
+                expect_match "root-owned: $a refused" "^$a fail " "$(grep "^$a " <<<"$out")"
+        done
+        expect_eq "root-owned: an ordinary chmod works" "chmod-0755 ok" "$(grep '^chmod-0755 ' <<<"$out")"
+        expect_eq "root-owned: nothing setuid, setgid or device landed" "" \
+                "$(find "$rw" \( -perm /6000 -o -type c -o -type b \) 2>&1)"
         expect_match "root-owned: the sandbox runs as nobody on the host" \
                 "^Uid:([[:space:]]+65534){4}" "$(host_ids_of_sandbox "$rw" | grep '^Uid:')"
+        (cd "$rw" && "$PROCTOR" exec --mode sandbox -- echo hi) > "$WORK/cwd.out" 2>&1
+        expect_eq "root-owned 0700 as the current directory: a command runs" "hi" "$(cat "$WORK/cwd.out")"
 
         # ---- the sandbox's group is never the workspace directory's ----
         if getent group shadow >/dev/null; then

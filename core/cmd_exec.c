@@ -168,6 +168,7 @@ int cmd_exec_main(int argc, char **argv)
         rc = exec_workspace_open(o.workspace, &ws, err, sizeof(err));
         if (rc == 0 && o.mode == EXEC_SANDBOX)
                 rc = config_protect_own(ws, o.config, err, sizeof(err));
+
         if (rc < 0) {
                 fprintf(stderr, "proctor exec: %s\n", err);
                 exec_workspace_free(ws);
@@ -191,6 +192,13 @@ int cmd_exec_main(int argc, char **argv)
                 exec_workspace_free(ws);
                 image_free(img);
                 return 125;
+        }
+        /* After the image and the engine: what they say comes first. */
+        if (o.mode == EXEC_SANDBOX &&
+            exec_workspace_usable(ws, o.ws_mode, o.runtime == NULL, err, sizeof(err)) < 0) {
+                fprintf(stderr, "proctor exec: %s\n", err);
+                status = 2;
+                goto out;
         }
         bus = bus_new();
         if (bus == NULL)

@@ -380,7 +380,11 @@ int cmd_run_main(int argc, char **argv)
         uv_loop_init(&loop);
         bus = bus_new();
         rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));
-        if (rc == 0) {
+        if (rc == 0 && so.mode == EXEC_SANDBOX && session_workspace_problem(r.s) != NULL) {
+                snprintf(err, sizeof(err), "%s", session_workspace_problem(r.s));
+                session_free(r.s);
+                rc = -EACCES;
+        } else if (rc == 0) {
                 rc = trace_open(o.trace, session_id(r.s), &trace, err, sizeof(err));
                 if (rc == 0)
                         rc = session_protect(r.s, trace_path(trace), err, sizeof(err));

@@ -37,6 +37,8 @@ struct session {
         struct dispatch_ctx dx;
         struct agent *agent;
         struct mcp *mcp;
+        char ws_problem[512]; /* session_workspace_problem, for ws_problem_mode */
+        int ws_problem_mode;  /* -1: not looked at yet */
         /* Before the start, for the setup screen (session_mcp_preview):
          * the servers in the mode then chosen; earlier ones still going. */
         struct mcp_preview *preview, *old_previews[4];
@@ -139,6 +141,7 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         }
         s->loop = loop;
         s->bus = bus;
+        s->ws_problem_mode = -1;
         s->opts = *o;
         s->opts.workspace = s->workspace;
         if (s->opts.max_parallel == 0)
@@ -445,6 +448,17 @@ static void on_warm_change(void *ud)
         bus_emit(s->bus, "exec.warm", json_pack("{s:o}", "waiting", list));
 }
 
+const char *session_workspace_problem(struct session *s)
+{
+        if (s->ws_problem_mode != (int)s->opts.ws_mode) {
+                s->ws_problem_mode = (int)s->opts.ws_mode;
+                s->ws_problem[0] = '\0';
+                exec_workspace_usable(s->ws, s->opts.ws_mode, s->opts.runtime == NULL,
+                                      s->ws_problem, sizeof(s->ws_problem));
+        }
+        return s->ws_problem[0] != '\0' ? s->ws_problem : NULL;
+}
+
 /* The mode is fixed from here on. */
 static int start(struct session *s)
 {
@@ -452,6 +466,8 @@ static int start(struct session *s)
         json_t *limits;
         int rc;
 
+        if (s->opts.mode == EXEC_SANDBOX && session_workspace_problem(s) != NULL)
+                return -EACCES;
         s->dx.eng = s->eng;
         s->dx.bus = s->bus;
         s->dx.mode = s->opts.mode;

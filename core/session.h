@@ -66,6 +66,11 @@ int session_protect(struct session *s, const char *path, char *err, size_t errle
  * hold only per process. */
 unsigned session_cgroup_limits(struct session *s);
 
+/* Why sandboxes could not use the workspace as the session's workspace
+ * mode asks (one sentence naming the directory, its owner and the fix), or
+ * NULL when they can. Sandbox mode does not start while it says so. */
+const char *session_workspace_problem(struct session *s);
+
 /* Flips the mode; -EBUSY once the session has started. */
 int session_set_mode(struct session *s, enum exec_isolation mode);
 enum exec_isolation session_mode(const struct session *s);

@@ -97,13 +97,21 @@ struct exec_request {
 /* A workspace directory opened once, so that every execution of a session
  * gets the same directory even if its path is later renamed or replaced by
  * a symbolic link. The last part of the path may not be a symbolic link.
- * Root's sandboxes act on it as its owner, and on a root-owned one as
- * nobody; the group is the owner's primary group, never the directory's. */
+ * Root's sandboxes act on it as its owner (on a root-owned one as root,
+ * through an idmapped mount: exec_workspace_tree); the group is the owner's
+ * primary group, never the directory's. */
 struct exec_workspace;
 int exec_workspace_open(const char *path, struct exec_workspace **out, char *err, size_t errlen);
 void exec_workspace_free(struct exec_workspace *w);
 /* The directory's absolute path as the kernel names it. */
 const char *exec_workspace_path(const struct exec_workspace *w);
+/* Whether sandboxes can use the workspace as `mode` asks: enter it, and
+ * write it for rw. `native`: proctor's own sandboxes (a root operator's act
+ * as root on a root-owned workspace); else containers, which act as nobody
+ * there. 0, or -EACCES with one sentence in err naming the directory, whose
+ * it is, whom sandboxes act as there, and the fix. */
+int exec_workspace_usable(struct exec_workspace *w, enum exec_ws_mode mode, bool native, char *err,
+                          size_t errlen);
 /* Keeps `host_path` (proctor's own config, state or trace file) read-only in
  * every sandbox, if it lies inside the workspace; a directory is made first
  * (0700) when missing. Its ancestors inside the workspace cannot be renamed

@@ -218,6 +218,76 @@ int exec_workspace_open(const char *path, struct exec_workspace **out, char *err
         return 0;
 }
 
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+        struct passwd pw, *found = NULL;
+        char tmp[4096];
+
+        if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &found) == 0 && found != NULL)
+                snprintf(buf, len, "%s", pw.pw_name);
+        else
+                snprintf(buf, len, "uid %u", (unsigned)uid);
+}
+
+/* The permission bits that apply to ids `uid`/`gid` (no supplementary
+ * groups: root's sandboxes drop them). */
+static unsigned bits_for(const struct stat *st, uid_t uid, gid_t gid)
+{
+        if (st->st_uid == uid)
+                return (st->st_mode >> 6) & 7;
+        if (st->st_gid == gid)
+                return (st->st_mode >> 3) & 7;
+        return st->st_mode & 7;
+}
+
+int exec_workspace_usable(struct exec_workspace *w, enum exec_ws_mode mode, bool native, char *err,
+                          size_t errlen)
+{
+        bool rw = mode == EXEC_WS_RW;
+        char owner[64], actor[80];
+        uid_t uid = w->uid;
+        bool enter, write;
+        int tree;
+
+        if (mode == EXEC_WS_NONE)
+                return 0;
+        if (geteuid() != 0) {
+                /* The child finds the path in its own namespace, as you:
+                 * every directory on the way counts, groups too. */
+                enter = faccessat(AT_FDCWD, w->path, X_OK, AT_EACCESS) == 0;
+                write = faccessat(AT_FDCWD, w->path, W_OK, AT_EACCESS) == 0;
+                user_name(geteuid(), actor, sizeof(actor));
+        } else {
+                if (native && w->st.st_uid == 0 &&
+                    (tree = exec_workspace_tree(w, err, errlen)) >= 0)
+                        close(tree); /* learns whether the filesystem takes the idmap */
+                if (native && exec_workspace_as_root(w))
+                        uid = 0;
+                enter = (bits_for(&w->st, uid, w->gid) & 1) != 0;
+                write = (bits_for(&w->st, uid, w->gid) & 2) != 0;
+                if (uid == EXEC_NOBODY_ID)
+                        snprintf(actor, sizeof(actor), "nobody");
+                else
+                        user_name(uid, actor, sizeof(actor));
+        }
+        if (enter && (write || !rw))
+                return 0;
+        user_name(w->st.st_uid, owner, sizeof(owner));
+        if (!enter)
+                snprintf(err, errlen,
+                         "workspace %s (%s's, mode %04o) cannot be entered by %s, whom sandboxes "
+                         "act as there: give a directory %s can enter (--workspace DIR), or use "
+                         "--mode local",
+                         w->path, owner, (unsigned)(w->st.st_mode & 07777), actor, actor);
+        else
+                snprintf(err, errlen,
+                         "workspace %s (%s's, mode %04o) is not writable by %s, whom sandboxes "
+                         "act as there: use --workspace-mode ro (or overlay, writes discarded), or "
+                         "a directory %s can write",
+                         w->path, owner, (unsigned)(w->st.st_mode & 07777), actor, actor);
+        return -EACCES;
+}
+
 void exec_workspace_free(struct exec_workspace *w)
 {
         if (w == NULL)

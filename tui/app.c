@@ -308,6 +308,11 @@ static void app_submit_text(struct app *a, const char *text)
         enum app_screen was = a->screen;
         int rc;
 
+        if (a->mode == EXEC_SANDBOX && session_workspace_problem(a->s) != NULL) {
+                snprintf(a->status, sizeof(a->status), "cannot start: %s",
+                         session_workspace_problem(a->s));
+                return;
+        }
         a->screen = SCREEN_LIVE;
         a->busy = true;
         a->typing = false;

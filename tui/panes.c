@@ -102,10 +102,36 @@ static bool draw_setup_mcp(struct app *a, int y, int x, int w)
         return true;
 }
 
+/* Untrusted text over at most `max` lines of width w, broken at spaces;
+ * returns the line after it. */
+static int draw_setup_wrapped(struct app *a, int y, int x, int w, enum theme_role r, const char *s,
+                              int max)
+{
+        size_t len = strlen(s);
+
+        for (int n = 0; len > 0 && n < max && w > 0; n++) {
+                size_t cut = len;
+                if (cut > (size_t)w) {
+                        cut = (size_t)w;
+                        while (cut > 0 && s[cut] != ' ')
+                                cut--;
+                        if (cut == 0)
+                                cut = (size_t)w;
+                }
+                draw_put_untrusted(a, y++, x, w, r, s, cut);
+                while (cut < len && s[cut] == ' ')
+                        cut++;
+                s += cut;
+                len -= cut;
+        }
+        return y;
+}
+
 void draw_setup(struct app *a)
 {
         struct layout_setup ls;
         bool sb = a->mode == EXEC_SANDBOX;
+        const char *problem = a->s != NULL ? session_workspace_problem(a->s) : NULL;
         char line[512], mem[16], tmp[16], disk[16];
         int x, y, w, iw;
 
@@ -140,7 +166,9 @@ void draw_setup(struct app *a)
         draw_put(a, y + 3, x, iw, THEME_TEXT, line);
         draw_put(a, y + 4, x, iw, THEME_TEXT, "only the workspace persists.");
         /* The header badge says it too; `proctor doctor` says which. */
-        if ((a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL)
+        if (problem != NULL)
+                draw_put(a, y + 5, x, iw, THEME_ERROR, "the workspace cannot be used: see below");
+        else if ((a->cg_limits & EXEC_CG_ALL) != EXEC_CG_ALL)
                 draw_put(a, y + 5, x, iw, THEME_WARNING, "no cgroup here: limits per process only");
         x = ls.x;
         y += ls.local.h + 1;
@@ -150,6 +178,8 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "workspace  %s (%s)",
                  a->s != NULL ? session_workspace(a->s) : ".", exec_ws_mode_name(a->o.ws_mode));
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        if (problem != NULL)
+                y = draw_setup_wrapped(a, y, x, w, sb ? THEME_ERROR : THEME_TEXT_DIM, problem, 3);
         /* A config file changed behind the operator's back must show. */
         snprintf(line, sizeof(line), "mode from  %s",
                  a->mode == a->o.mode ? a->o.mode_from : "the setup screen (F2)");

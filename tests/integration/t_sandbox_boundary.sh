@@ -191,6 +191,38 @@ shared" "$out"
                         "^Gid:[[:space:]]+$pg[[:space:]]" "$(host_ids_of_sandbox "$gw" | grep '^Gid:')"
         fi
 fi
+# ---- a workspace sandboxes cannot use as asked is refused before any call ----
+me=$(id -un)
+mkdir -p "$WORK/readonly/sub" "$WORK/shut"
+give_away "$WORK/readonly" "$WORK/shut"
+chmod 555 "$WORK/readonly"
+chmod 000 "$WORK/shut"
+at_exit chmod 755 "$WORK/readonly" "$WORK/shut"
+out=$("$PROCTOR" exec --mode sandbox --workspace "$WORK/readonly" -- true 2>&1); rc=$?
+expect_eq "rw on a directory sandboxes cannot write: exit 2" 2 $rc
+expect_eq "rw on a directory sandboxes cannot write: one sentence naming it, its owner, the fix" \
+        "proctor exec: workspace $WORK/readonly ($T_OWNER's, mode 0555) is not writable by $T_OWNER, whom sandboxes act as there: use --workspace-mode ro (or overlay, writes discarded), or a directory $T_OWNER can write" \
+        "$out"
+out=$("$PROCTOR" run --mode sandbox --model demo --workspace "$WORK/readonly" hi 2>&1 >/dev/null); rc=$?
+expect_eq "run: the same, exit 2" 2 $rc
+expect_match "run: the same sentence, before the session" "^proctor run: workspace $WORK/readonly .* is not writable" "$out"
+expect_eq "ro on it: the call runs" "ok" \
+        "$("$PROCTOR" exec --mode sandbox --workspace-mode ro --workspace "$WORK/readonly" -- echo ok 2>/dev/null)"
+expect_eq "local mode is not refused" "ok" \
+        "$("$PROCTOR" exec --mode local --workspace "$WORK/readonly" -- echo ok 2>/dev/null)"
+out=$("$PROCTOR" exec --mode sandbox --workspace-mode ro --workspace "$WORK/shut" -- true 2>&1); rc=$?
+expect_eq "a directory sandboxes cannot enter: exit 2" 2 $rc
+expect_match "a directory sandboxes cannot enter: said, with the fix" \
+        "workspace $WORK/shut \($T_OWNER's, mode 0000\) cannot be entered by $T_OWNER, whom sandboxes act as there: give a directory $T_OWNER can enter \(--workspace DIR\), or use --mode local" \
+        "$out"
+if ! is_root; then
+        out=$("$PROCTOR" exec --mode sandbox --workspace /root -- true 2>&1); rc=$?
+        expect_eq "user: root's home: exit 2" 2 $rc
+        expect_match "user: root's home: said" "workspace /root \(root's, mode 0700\) cannot be entered by $me" "$out"
+fi
+# control: the same command where the workspace is fine
+expect_eq "control: a usable workspace runs" "ok" "$(sandbox -- echo ok 2>/dev/null)"
+
 # ---- the workspace is opened once: a swapped path never redirects a call ----
 P=$WORK/parent
 mkdir -p "$P/proj"

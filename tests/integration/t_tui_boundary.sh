@@ -37,4 +37,21 @@ expect_screen b "EXITED 0" "quit from setup"
 start c 120x40 "TOOL_EXECUTION_MODE=sandbox '$PROCTOR'"
 expect_screen c "mode from  TOOL_EXECUTION_MODE" "the setup screen names the environment"
 $T send-keys -t c F10
+
+# a workspace sandboxes cannot write: said on the sandbox card before the
+# start, and sandbox mode does not start
+mkdir "$WORK/readonly"
+give_away "$WORK/readonly"
+chmod 555 "$WORK/readonly"
+start d 160x40 "'$PROCTOR' --mode sandbox --model demo --workspace '$WORK/readonly'"
+expect_screen d "the workspace cannot be used: see below" "the sandbox card says the workspace cannot be used"
+expect_screen d "readonly \\($T_OWNER's, mode 0555\\)" \
+        "the setup screen names the directory and its owner"
+expect_screen d "whom sandboxes act as there" "the setup screen says why, whole"
+$T send-keys -t d "hello" Enter
+expect_screen d "cannot start: workspace " "sandbox mode does not start on it"
+expect_screen d "Where should this session's tools run" "the setup screen stays"
+$T send-keys -t d F10
+expect_screen d "EXITED 0" "quit from setup"
+chmod 755 "$WORK/readonly"
 finish

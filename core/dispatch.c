@@ -142,7 +142,9 @@ static void on_exit_hook(const struct exec_result *res, void *ud)
         struct tool_run *r = ud;
         struct tool_outcome o = {0};
 
-        if (res->reason != EXEC_EXITED || (!r->self_tool && res->exit_code != 0))
+        /* A self tool says why it failed itself; one that said nothing (it
+         * could not even start) still gives the model its exit code. */
+        if (res->reason != EXEC_EXITED || ((!r->self_tool || r->len == 0) && res->exit_code != 0))
                 add_trailer(r, res);
         o.ok = res->reason == EXEC_EXITED && res->exit_code == 0;
         o.output = r->buf != NULL ? r->buf : "";

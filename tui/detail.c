@@ -254,7 +254,8 @@ static void draw_output(struct app *a, const struct layout_rect *r, int y, long 
         if (c == NULL)
                 snprintf(title, sizeof(title), " output: none (no tool call) ");
         else if (n == 0)
-                snprintf(title, sizeof(title), " output of %s: nothing yet ", c->id);
+                snprintf(title, sizeof(title), " output of %s: %s ", c->id,
+                         c->state == VM_CALL_RUNNING ? "nothing yet" : "none");
         else
                 snprintf(title, sizeof(title), " output of %s: %s, lines %llu-%llu of %llu%s%s ",
                          c->id, got, (unsigned long long)(before + (uint64_t)first + 1),

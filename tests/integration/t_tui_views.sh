@@ -252,4 +252,20 @@ expect_match "t cycles through the user theme" "theme: Mine" "$seen"
 expect_match "t cycles through the bundled themes" "theme: Light" "$seen"
 $T send-keys -t tt q
 expect_screen tt "EXITED 0" "quit after cycling themes"
+
+# an ended call that printed nothing reads "none", never "nothing yet"
+cat >"$WORK/s/silent.jsonl" <<'EOF'
+{"content": "Silent.", "tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]}
+{"content": "silent done"}
+EOF
+start sl 120x40 "$PROCTOR --mode sandbox --model script:$WORK/s/silent.jsonl"
+$T send-keys -t sl "go" Enter
+expect_screen sl "SANDBOX \(isolated\) +completed" "the silent session completes" 20
+$T send-keys -t sl Tab
+$T send-keys -t sl Enter
+expect_screen sl "tool call call_1 \(Esc closes\)" "the silent call's details open"
+expect_screen sl "output of call_1: none " "an ended call with no output says none"
+check "and never nothing yet" sh -c "! $T capture-pane -p -t sl | grep -q 'nothing yet'"
+$T send-keys -t sl Escape
+$T send-keys -t sl q
 finish

@@ -118,7 +118,8 @@ static int open_image(const struct options *o, struct image **img, struct exec_e
                                 "--mode sandbox\n");
                 return 2;
         }
-        if ((rc = image_open(o->image, img, err, sizeof(err))) < 0) {
+        if ((rc = image_open(o->image, &(struct image_caps){o->image_max, o->image_cache_max}, img,
+                             err, sizeof(err))) < 0) {
                 fprintf(stderr, "proctor exec: --image %s: %s\n", o->image, err);
                 return rc == -ENOENT || rc == -EINVAL ? 2 : 125;
         }

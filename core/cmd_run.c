@@ -370,6 +370,8 @@ int cmd_run_main(int argc, char **argv)
         so.max_parallel = (unsigned)o.max_parallel;
         so.memory_budget = o.memory_budget;
         so.image = o.image;
+        so.image_max = o.image_max;
+        so.image_cache_max = o.image_cache_max;
         so.runtime = o.runtime;
         if (o.image != NULL && o.mode != EXEC_SANDBOX) {
                 fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "

@@ -150,6 +150,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.max_parallel = (unsigned)a->o.max_parallel;
         so.memory_budget = a->o.memory_budget;
         so.image = a->o.image;
+        so.image_max = a->o.image_max;
+        so.image_cache_max = a->o.image_cache_max;
         so.runtime = a->o.runtime;
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)

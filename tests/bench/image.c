@@ -45,7 +45,7 @@ int main(int argc, char **argv)
                 bench_die("usage: image -i IMAGE [-n ROUNDS] [-w WARMUP]");
         if (access("/bin/busybox", X_OK) != 0)
                 bench_die("no /bin/busybox on the host (apt-get install -y busybox-static)");
-        if (image_open(ref, &img, err, sizeof(err)) < 0)
+        if (image_open(ref, NULL, &img, err, sizeof(err)) < 0)
                 bench_die("%s: %s", ref, err);
         eo[V_IMAGE].image_root = image_root(img);
         if (exec_workspace_open(bench_workspace(tmpl), &ws, err, sizeof(err)) < 0)

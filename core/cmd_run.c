@@ -342,7 +342,7 @@ int cmd_run_main(int argc, char **argv)
         int i, rc, status = 1;
 
         if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0) {
-                fprintf(stderr, "proctor run: %s (try 'proctor run --help')\n", err);
+                termout_message(stderr, "proctor run: %s (try 'proctor run --help')\n", err);
                 return 2;
         }
         if (o.help) {
@@ -390,7 +390,7 @@ int cmd_run_main(int argc, char **argv)
                         session_free(r.s);
         }
         if (rc < 0) {
-                fprintf(stderr, "proctor run: %s\n", err);
+                termout_message(stderr, "proctor run: %s\n", err);
                 free(prompt);
                 bus_free(bus);
                 uv_run(&loop, UV_RUN_DEFAULT);

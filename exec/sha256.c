@@ -24,35 +24,49 @@ static inline uint32_t rotr(uint32_t x, unsigned n)
         return (x >> n) | (x << (32 - n));
 }
 
-static void compress(uint32_t h[8], const unsigned char *p)
+/* One round t (FIPS 180-4, 6.2.2 step 3) with the working variables
+ * named in rotation, so that no round moves them: the caller's order of
+ * arguments does what "h = g, g = f, ..." says. */
+#define ROUND(a, b, c, d, e, f, g, h, t)                                                           \
+        do {                                                                                       \
+                uint32_t t1 = (h) + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) +                     \
+                              (((e) & (f)) ^ (~(e) & (g))) + K[t] + W(t);                          \
+                uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) +                           \
+                              (((a) & (b)) ^ ((a) & (c)) ^ ((b) & (c)));                           \
+                (d) += t1;                                                                         \
+                (h) = t1 + t2;                                                                     \
+        } while (0)
+
+/* The message schedule (6.2.2 step 1) kept as the last 16 words only. */
+#define W(t)                                                                                       \
+        ((t) < 16 ? w[t]                                                                           \
+                  : (w[(t)&15] += (rotr(w[((t)-2) & 15], 17) ^ rotr(w[((t)-2) & 15], 19) ^         \
+                                   (w[((t)-2) & 15] >> 10)) +                                      \
+                                  w[((t)-7) & 15] +                                                \
+                                  (rotr(w[((t)-15) & 15], 7) ^ rotr(w[((t)-15) & 15], 18) ^        \
+                                   (w[((t)-15) & 15] >> 3))))
+
+static void compress(uint32_t hs[8], const unsigned char *p)
 {
-        uint32_t w[64], a, b, c, d, e, f, g, k;
+        uint32_t w[16], a = hs[0], b = hs[1], c = hs[2], d = hs[3], e = hs[4], f = hs[5], g = hs[6],
+                        h = hs[7];
         unsigned t;
 
         for (t = 0; t < 16; t++)
                 w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
                        (uint32_t)p[4 * t + 2] << 8 | (uint32_t)p[4 * t + 3];
-        for (t = 16; t < 64; t++) {
-                uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-                uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
-                w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+        for (t = 0; t < 64; t += 8) {
+                ROUND(a, b, c, d, e, f, g, h, t);
+                ROUND(h, a, b, c, d, e, f, g, t + 1);
+                ROUND(g, h, a, b, c, d, e, f, t + 2);
+                ROUND(f, g, h, a, b, c, d, e, t + 3);
+                ROUND(e, f, g, h, a, b, c, d, t + 4);
+                ROUND(d, e, f, g, h, a, b, c, t + 5);
+                ROUND(c, d, e, f, g, h, a, b, t + 6);
+                ROUND(b, c, d, e, f, g, h, a, t + 7);
         }
-        a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-        for (t = 0; t < 64; t++) {
-                uint32_t t1 = k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) +
-                              K[t] + w[t];
-                uint32_t t2 =
-                    (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-                k = g;
-                g = f;
-                f = e;
-                e = d + t1;
-                d = c;
-                c = b;
-                b = a;
-                a = t1 + t2;
-        }
-        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
+        hs[0] += a, hs[1] += b, hs[2] += c, hs[3] += d, hs[4] += e, hs[5] += f, hs[6] += g,
+            hs[7] += h;
 }
 
 void sha256_init(struct sha256 *s)

@@ -18,6 +18,8 @@ image_make.py KIND OUT [--oci]
         forgedcfg other layers, truthfully described by a config that is
                   stored under base's config digest
         bomb      base + a small gzip layer that unpacks to 24 MiB of zeros
+        big       base + an uncompressed layer of $BIG_MB MiB (default 64) of
+                  random bytes (the digest benchmark, tests/bench/image.c)
         esc       base with escape sequences in its User and WorkingDir
         escname   base + a layer refused for an entry whose name holds an
                   escape sequence
@@ -117,6 +119,8 @@ def hostile_layer(kind):
                       ("opt/etc/os-release", {"data": b"ID=inner-links\n"}),
                       ("usr", {"kind": tarfile.SYMTYPE, "link": "/opt/usr"}),
                       ("etc", {"kind": tarfile.SYMTYPE, "link": "/opt/../opt/etc"})])
+    if kind == "big":
+        return layer([("big", {"data": os.urandom(int(os.environ.get("BIG_MB", "64")) << 20)})])
     if kind == "bomb":
         return layer([("big", {"data": bytes(24 << 20)})])
     if kind == "escname":

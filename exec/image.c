@@ -702,6 +702,40 @@ int image_cache_dir(char *buf, size_t len)
         return 0;
 }
 
+/* The cache's format: 2 since every digest is verified. An older cache
+ * (no such record) was filled without checking them, so none of it is
+ * trusted: its roots and layers are removed once, then the record made. */
+#define IMG_CACHE_FORMAT "2\n"
+
+static void cache_upgrade(void)
+{
+        char dir[PATH_MAX], buf[8];
+        int at, fd;
+        ssize_t n;
+
+        if (image_cache_dir(dir, sizeof(dir)) < 0 ||
+            (at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return;
+        fd = openat(at, "format", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+        if (fd >= 0)
+                close(fd);
+        if (n != (ssize_t)strlen(IMG_CACHE_FORMAT) ||
+            memcmp(buf, IMG_CACHE_FORMAT, (size_t)n) != 0) {
+                remove_at(at, "roots");
+                remove_at(at, "layers");
+                unlinkat(at, "format", 0);
+                fd = openat(at, "format", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            0600);
+                if (fd >= 0) {
+                        if (write(fd, IMG_CACHE_FORMAT, strlen(IMG_CACHE_FORMAT)) < 0)
+                                unlinkat(at, "format", 0);
+                        close(fd);
+                }
+        }
+        close(at);
+}
+
 static int cache_sub(char *buf, size_t len, const char *sub, char *err, size_t errlen)
 {
         int rc = image_cache_dir(buf, len);
@@ -1555,6 +1589,7 @@ int image_open(const char *ref, const struct image_caps *caps, struct image **ou
         snprintf(img->ref, sizeof(img->ref), "%s", ref);
         img->cap_is_cache = cache_max < image_max;
         img->budget = img->cap = img->cap_is_cache ? cache_max : image_max;
+        cache_upgrade();
         if ((rc = source_open(ref, &src, err, errlen)) < 0)
                 goto out;
         if (source_has(&src, "manifest.json")) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/termout.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
 #include "tui/glyphs.h"
@@ -777,8 +778,8 @@ int tui_main(int argc, char **argv)
         if (init_app(&a, argc, argv, err, sizeof(err)) < 0 || a.o.help) {
                 if (a.o.help)
                         print_help();
-                else
-                        fprintf(stderr, "proctor: %s\n", err);
+                else /* it may quote an image's entry or a path: escaped */
+                        termout_message(stderr, "proctor: %s\n", err);
                 close_session(&a);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);

@@ -260,6 +260,7 @@ img "$IMG/tar${E}]0;owned$(printf '\007')name.tar" -- true >/dev/null 2>"$WORK/e
 "$PROCTOR" images >"$WORK/e4" 2>&1
 "$PROCTOR" exec --mode sandbox --workspace "$WORK/no${E}[2Jdir" -- true >/dev/null 2>"$WORK/e5"
 "$PROCTOR" run --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" --model "script:$WORK/s.jsonl" go >/dev/null 2>"$WORK/e6"
+"$PROCTOR" --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" </dev/null >/dev/null 2>"$WORK/e7"
 # the control: each message does quote the name, shown in caret notation
 expect_match "User shown" "image User '\^\[\[31mevil'" "$(cat "$WORK/e1")"
 expect_match "WorkingDir shown" "WorkingDir '/srv/\^\[\]0;owned\^Gapp'" "$(cat "$WORK/e1")"
@@ -268,9 +269,20 @@ expect_match "the tarball's name in a note" "image .*/tar\^\[\]0;owned\^Gname.ta
 expect_match "images lists the tarball's name" "tar\^\[\]0;owned\^Gname.tar" "$(cat "$WORK/e4")"
 expect_match "the workspace named" "no\^\[\[2Jdir" "$(cat "$WORK/e5")"
 expect_match "run: the refused entry named" "entry 'bin/\.\./\.\./\^\[\[2J" "$(cat "$WORK/e6")"
-for i in 1 2 3 4 5 6; do
+expect_match "the supervisor: the refused entry named" "entry 'bin/\.\./\.\./\^\[\[2J" "$(cat "$WORK/e7")"
+for i in 1 2 3 4 5 6 7; do
         check "message $i: no ESC byte" test "$(grep -c "$E" "$WORK/e$i")" -eq 0
 done
+
+# ---- a cache an older proctor filled (digests never checked) is not trusted ----
+"$PROCTOR" images prune >/dev/null
+img "$IMG/base.tar" -- true 2>/dev/null
+check "the cache records its format" test -f "$CACHE/format"
+layer=$(dirname "$(dirname "$(ls "$CACHE"/layers/*/bin/image-marker)")")
+chmod u+w "$layer/bin/image-marker"
+echo poisoned >"$layer/bin/image-marker"
+rm -rf "$CACHE/roots" "$CACHE/format"
+expect_eq "an older cache's layers are unpacked again" "from the image" "$(img "$IMG/base.tar" -- cat /bin/image-marker 2>/dev/null)"
 
 # ---- an interrupted unpack is never trusted ----
 "$PROCTOR" images prune >/dev/null

@@ -1,10 +1,18 @@
 /* sha256: SHA-256 as FIPS 180-4 section 6.2 describes it: the message
  * padded to a multiple of 512 bits, each block expanded to 64 words and
  * mixed into eight 32-bit working variables. Written here from the
- * standard so that proctor links no crypto library for it. */
+ * standard so that proctor links no crypto library for it; on x86-64
+ * processors with the SHA extensions the blocks go through those
+ * instructions instead (the same rounds, several times faster). */
 #include "exec/sha256.h"
 
+#include <stdbool.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 /* The first 32 bits of the fractional parts of the cube roots of the
  * first 64 primes (FIPS 180-4, 4.2.2). */
@@ -69,12 +77,90 @@ static void compress(uint32_t hs[8], const unsigned char *p)
             hs[7] += h;
 }
 
+static void blocks_portable(uint32_t h[8], const unsigned char *p, size_t n)
+{
+        for (; n > 0; n--, p += 64)
+                compress(h, p);
+}
+
+#if defined(__x86_64__)
+/* The same rounds with SHA256RNDS2 (two rounds per instruction on the
+ * state split as ABEF and CDGH, A in the highest lane) and the message
+ * schedule with SHA256MSG1/MSG2 (W[t-16] + s0(W[t-15]), then + W[t-7] and
+ * s1(W[t-2])), four words at a time. */
+__attribute__((target("sha,sse4.1"))) static void blocks_shani(uint32_t h[8],
+                                                               const unsigned char *p, size_t n)
+{
+        const __m128i bswap = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+        __m128i abef, cdgh, t = _mm_loadu_si128((const __m128i *)&h[0]);
+
+        cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1B); /* h g f e */
+        t = _mm_shuffle_epi32(t, 0xB1);                                          /* b a d c */
+        abef = _mm_alignr_epi8(t, cdgh, 8);                                      /* f e b a */
+        cdgh = _mm_blend_epi16(cdgh, t, 0xF0);                                   /* h g d c */
+        for (; n > 0; n--, p += 64) {
+                __m128i m[4], save_abef = abef, save_cdgh = cdgh;
+                for (int j = 0; j < 16; j++) {
+                        __m128i wk;
+                        if (j < 4)
+                                m[j] = _mm_shuffle_epi8(
+                                    _mm_loadu_si128((const __m128i *)(p + 16 * j)), bswap);
+                        else
+                                m[j & 3] = _mm_sha256msg2_epu32(
+                                    _mm_add_epi32(
+                                        _mm_sha256msg1_epu32(m[j & 3], m[(j + 1) & 3]),
+                                        _mm_alignr_epi8(m[(j + 3) & 3], m[(j + 2) & 3], 4)),
+                                    m[(j + 3) & 3]);
+                        wk = _mm_add_epi32(m[j & 3], _mm_loadu_si128((const __m128i *)&K[4 * j]));
+                        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+                        abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
+                }
+                abef = _mm_add_epi32(abef, save_abef);
+                cdgh = _mm_add_epi32(cdgh, save_cdgh);
+        }
+        t = _mm_shuffle_epi32(abef, 0x1B);    /* a b e f */
+        cdgh = _mm_shuffle_epi32(cdgh, 0xB1); /* g h c d */
+        _mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(t, cdgh, 0xF0));
+        _mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(cdgh, t, 8));
+}
+
+static bool cpu_has_sha(void)
+{
+        unsigned a, b, c, d;
+
+        /* leaf 1: SSE4.1 (ecx bit 19); leaf 7: SHA (ebx bit 29) */
+        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)))
+                return false;
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+}
+#endif
+
+static void (*blocks)(uint32_t h[8], const unsigned char *p, size_t n);
+
+void sha256_use_cpu(bool on)
+{
+        blocks = blocks_portable;
+#if defined(__x86_64__)
+        if (on && cpu_has_sha())
+                blocks = blocks_shani;
+#endif
+}
+
+bool sha256_cpu(void)
+{
+        if (blocks == NULL)
+                sha256_use_cpu(true);
+        return blocks != blocks_portable;
+}
+
 void sha256_init(struct sha256 *s)
 {
         /* The fractional parts of the square roots of the first 8 primes. */
         static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
+        if (blocks == NULL)
+                sha256_use_cpu(true);
         memcpy(s->h, iv, sizeof(iv));
         s->bytes = 0;
         s->fill = 0;
@@ -93,11 +179,12 @@ void sha256_update(struct sha256 *s, const void *data, size_t len)
                 len -= k;
                 if (s->fill < 64)
                         return;
-                compress(s->h, s->block);
+                blocks(s->h, s->block, 1);
                 s->fill = 0;
         }
-        for (; len >= 64; p += 64, len -= 64)
-                compress(s->h, p);
+        blocks(s->h, p, len / 64);
+        p += len / 64 * 64;
+        len %= 64;
         memcpy(s->block, p, len);
         s->fill = len;
 }
@@ -111,13 +198,13 @@ void sha256_final(struct sha256 *s, unsigned char out[32])
         s->block[s->fill++] = 0x80;
         if (s->fill > 56) {
                 memset(s->block + s->fill, 0, 64 - s->fill);
-                compress(s->h, s->block);
+                blocks(s->h, s->block, 1);
                 s->fill = 0;
         }
         memset(s->block + s->fill, 0, 56 - s->fill);
         for (i = 0; i < 8; i++)
                 s->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
-        compress(s->h, s->block);
+        blocks(s->h, s->block, 1);
         for (i = 0; i < 32; i++)
                 out[i] = (unsigned char)(s->h[i / 4] >> (24 - 8 * (i % 4)));
 }

@@ -3,6 +3,7 @@
 #ifndef PROCTOR_SHA256_H
 #define PROCTOR_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,10 @@ void sha256_update(struct sha256 *s, const void *data, size_t len);
 void sha256_final(struct sha256 *s, unsigned char out[32]);
 /* The digest as 64 lowercase hex digits and a NUL. */
 void sha256_final_hex(struct sha256 *s, char out[65]);
+
+/* Whether the processor's SHA instructions are used (where it has them,
+ * the default); off: the portable code, for tests and benchmarks. */
+void sha256_use_cpu(bool on);
+bool sha256_cpu(void);
 
 #endif

@@ -89,7 +89,7 @@ static const char *describe(const struct exec_result *res, const struct exec_lim
 
 static int usage_error(const char *msg)
 {
-        fprintf(stderr, "proctor exec: %s\n", msg);
+        termout_message(stderr, "proctor exec: %s\n", msg);
         fprintf(stderr, "usage: proctor exec [options] -- CMD [ARG...]  (try 'proctor exec "
                         "--help')\n");
         return 2;
@@ -118,8 +118,9 @@ static int open_image(const struct options *o, struct image **img, struct exec_e
                                 "--mode sandbox\n");
                 return 2;
         }
-        if ((rc = image_open(o->image, img, err, sizeof(err))) < 0) {
-                fprintf(stderr, "proctor exec: --image %s: %s\n", o->image, err);
+        if ((rc = image_open(o->image, &(struct image_caps){o->image_max, o->image_cache_max}, img,
+                             err, sizeof(err))) < 0) {
+                termout_message(stderr, "proctor exec: --image %s: %s\n", o->image, err);
                 return rc == -ENOENT || rc == -EINVAL ? 2 : 125;
         }
         eo->image_root = image_root(*img);
@@ -170,7 +171,7 @@ int cmd_exec_main(int argc, char **argv)
                 rc = config_protect_own(ws, o.config, err, sizeof(err));
 
         if (rc < 0) {
-                fprintf(stderr, "proctor exec: %s\n", err);
+                termout_message(stderr, "proctor exec: %s\n", err);
                 exec_workspace_free(ws);
                 return 2;
         }
@@ -187,7 +188,7 @@ int cmd_exec_main(int argc, char **argv)
         uv_loop_init(&loop);
         rc = exec_engine_new(&loop, &eo, &eng, err, sizeof(err));
         if (rc < 0) {
-                fprintf(stderr, "proctor exec: %s\n", err);
+                termout_message(stderr, "proctor exec: %s\n", err);
                 uv_loop_close(&loop);
                 exec_workspace_free(ws);
                 image_free(img);
@@ -213,7 +214,7 @@ int cmd_exec_main(int argc, char **argv)
         }
         rc = exec_report_spawn(eng, bus, &req, NULL, &hooks, &r, &r.e, err, sizeof(err));
         if (rc < 0) {
-                fprintf(stderr, "proctor exec: %s\n", err);
+                termout_message(stderr, "proctor exec: %s\n", err);
                 for (i = 0; i < 3; i++)
                         uv_close((uv_handle_t *)&r.sig[i], NULL);
                 status = rc == -ENOTDIR || rc == -EINVAL || rc == -ENOENT ? 2 : 125;
@@ -235,7 +236,7 @@ int cmd_exec_main(int argc, char **argv)
         status = exec_result_status(&r.res);
         msg = describe(&r.res, &r.lim, why, sizeof(why));
         if (!o.json && msg != NULL)
-                fprintf(stderr, "proctor exec: %s\n", msg);
+                termout_message(stderr, "proctor exec: %s\n", msg);
         if (!o.json && r.res.truncated)
                 fprintf(stderr, "proctor exec: output truncated at %llu bytes\n",
                         (unsigned long long)o.limits.output_bytes);

@@ -342,7 +342,7 @@ int cmd_run_main(int argc, char **argv)
         int i, rc, status = 1;
 
         if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0) {
-                fprintf(stderr, "proctor run: %s (try 'proctor run --help')\n", err);
+                termout_message(stderr, "proctor run: %s (try 'proctor run --help')\n", err);
                 return 2;
         }
         if (o.help) {
@@ -370,6 +370,8 @@ int cmd_run_main(int argc, char **argv)
         so.max_parallel = (unsigned)o.max_parallel;
         so.memory_budget = o.memory_budget;
         so.image = o.image;
+        so.image_max = o.image_max;
+        so.image_cache_max = o.image_cache_max;
         so.runtime = o.runtime;
         if (o.image != NULL && o.mode != EXEC_SANDBOX) {
                 fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "
@@ -392,7 +394,7 @@ int cmd_run_main(int argc, char **argv)
                         session_free(r.s);
         }
         if (rc < 0) {
-                fprintf(stderr, "proctor run: %s\n", err);
+                termout_message(stderr, "proctor run: %s\n", err);
                 free(prompt);
                 bus_free(bus);
                 uv_run(&loop, UV_RUN_DEFAULT);

@@ -59,6 +59,8 @@ static const struct key top_keys[] = {
     {"workspace_mode", K_WSMODE, FIELD(ws_mode), 0, 0, NULL},
     {"image", K_PATH, FIELD(image), 0, 0, NULL},
     {"runtime", K_STR, FIELD(runtime), 0, 0, NULL},
+    {"image_max", K_SIZE, FIELD(image_max), 0, 0, NULL},
+    {"image_cache_max", K_SIZE, FIELD(image_cache_max), 0, 0, NULL},
     {"limits", K_SECTION, 0, 0, 0, 0, limit_keys},
     {"max_iterations", K_COUNT, FIELD(max_iterations), 1, 1000000000, NULL},
     {"max_parallel", K_COUNT, FIELD(max_parallel), 1, 1000000000, NULL},
@@ -506,6 +508,16 @@ static int apply_env(struct options *o, char *err, size_t errlen)
                 if (v == NULL)
                         return -ENOMEM;
                 *(const char **)((char *)o + strs[i].off) = v;
+        }
+        v = getenv("PROCTOR_IMAGE_MAX");
+        if (v != NULL && v[0] != '\0') {
+                uint64_t n;
+                if (units_parse_size(v, &n) < 0 || n == 0) {
+                        snprintf(err, errlen,
+                                 "PROCTOR_IMAGE_MAX: bad size '%s' (examples: 512M, 16G)", v);
+                        return -EINVAL;
+                }
+                o->image_max = n;
         }
         return 0;
 }

@@ -16,6 +16,8 @@ const char options_help[] =
     "                              none (default rw)\n"
     "  --image REF                 sandbox root from an image: the local engine's NAME, a\n"
     "                              `docker save` tarball or an OCI layout (PROCTOR_IMAGE)\n"
+    "  --image-max SIZE            what one image may take unpacked (default 16G;\n"
+    "                              PROCTOR_IMAGE_MAX)\n"
     "  --runtime native|docker     what runs sandboxes: proctor's own, or one container\n"
     "                              per execution through the Docker Engine API (needs\n"
     "                              --image; DOCKER_HOST; env PROCTOR_RUNTIME)\n"
@@ -111,6 +113,7 @@ static const struct opt opts[] = {
     {"workspace-mode", O_WSMODE, OFF(ws_mode)},
     {"image", O_STR, OFF(image)},
     {"runtime", O_STR, OFF(runtime)},
+    {"image-max", O_SIZE, OFF(image_max)},
     {"memory", O_SIZE, OFF(limits.memory_bytes)},
     {"cpu-time", O_SECS, OFF(limits.cpu_ms)},
     {"timeout", O_SECS, OFF(limits.timeout_ms)},

@@ -37,6 +37,10 @@ struct options {
         /* --runtime: "native" or "docker" (PROCTOR_RUNTIME, config
          * "runtime"); NULL: native. docker implies --mode sandbox. */
         const char *runtime;
+        /* --image-max (PROCTOR_IMAGE_MAX, config "image_max") and config
+         * "image_cache_max": exec/image's caps; 0: its defaults. */
+        uint64_t image_max;
+        uint64_t image_cache_max;
         struct exec_limits limits;
         uint64_t max_iterations;
         uint64_t max_parallel;        /* executions of a session at once */

@@ -33,6 +33,7 @@ struct session_opts {
         /* --image: opened (unpacked if need be) by session_new, applied to
          * sandbox mode only; NULL: the host's root. */
         const char *image;
+        uint64_t image_max, image_cache_max; /* its caps; 0: the defaults */
         /* --runtime: NULL (native) or "docker" (the image is then the
          * engine's, handed over, never unpacked). */
         const char *runtime;

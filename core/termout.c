@@ -67,6 +67,23 @@ void termout_printf(struct termout *t, const char *fmt, ...)
         free(s);
 }
 
+void termout_message(FILE *f, const char *fmt, ...)
+{
+        va_list ap;
+        char *s, *safe;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return;
+        safe = safetext_sanitize(s, (size_t)n, SAFETEXT_MULTILINE | SAFETEXT_TABS);
+        fputs(safe != NULL ? safe : "[message lost: out of memory]\n", f);
+        free(safe);
+        free(s);
+}
+
 void termout_free(struct termout *t)
 {
         free(t->buf.p);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/safetext.h"
 
@@ -31,5 +32,10 @@ void termout_printf(struct termout *t, const char *fmt, ...) __attribute__((form
 void termout_end(struct termout *t);
 
 void termout_free(struct termout *t);
+
+/* printf of a message for people (an error, a note) to f, always through
+ * core/safetext: what it quotes (a name from an image, a file name, an
+ * engine's reply) may hold escape sequences, shown and never obeyed. */
+void termout_message(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -8,6 +8,7 @@
  * and renamed into place only when complete. */
 #include "exec/image.h"
 #include "exec/image_engine.h"
+#include "exec/sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,16 +36,57 @@ struct image {
         char user[128];
         char **env;
         unsigned skipped_dev, dropped_setid;
+        /* What the image may still take while unpacked (entry_cost), of
+         * `cap`, the lower of the two caps (cap_is_cache: the cache's). */
+        uint64_t budget, cap;
+        bool cap_is_cache;
 };
+
+void image_size_text(uint64_t bytes, char *buf, size_t len)
+{
+        static const char *const unit[] = {"B", "K", "M", "G", "T"};
+        double v = (double)bytes;
+        unsigned u = 0;
+
+        while (v >= 1024 && u < 4) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, len, u == 0 || v == (double)(uint64_t)v ? "%.0f%s" : "%.1f%s", v, unit[u]);
+}
+
+/* The error for an image past its cap: which cap, and how to raise it. */
+static void cap_message(const struct image *img, char *err, size_t errlen)
+{
+        char cap[32];
+
+        image_size_text(img->cap, cap, sizeof(cap));
+        if (img->cap_is_cache)
+                snprintf(err, errlen,
+                         "the image unpacks to more than the whole image cache may hold "
+                         "(image_cache_max %s); nothing of it was kept: raise image_cache_max "
+                         "in the config file",
+                         cap);
+        else
+                snprintf(err, errlen,
+                         "the image unpacks to more than --image-max %s allows; nothing of it "
+                         "was kept: raise it with --image-max SIZE (or PROCTOR_IMAGE_MAX, or "
+                         "image_max in the config file)",
+                         cap);
+}
 
 /* ---- reading: a byte stream over a file region, gunzipped when needed ---- */
 
+/* While `hash` is set, every byte read is hashed: the region's raw bytes
+ * (an OCI blob's digest) and the bytes it gunzips to (a layer's diff_id;
+ * the same bytes when the region is not compressed). */
 struct stream {
         int fd;
         uint64_t left; /* raw bytes of the region not yet read */
         uint64_t off;  /* raw offset in the file (plain streams only) */
-        bool gz, zend;
+        bool gz, zend, hash;
         z_stream z;
+        struct sha256 raw_h, plain_h;
         unsigned char in[65536];
 };
 
@@ -56,6 +98,8 @@ static int stream_open(struct stream *s, int fd, uint64_t off, uint64_t len)
         s->fd = fd;
         s->off = off;
         s->left = len;
+        sha256_init(&s->raw_h);
+        sha256_init(&s->plain_h);
         if (pread(fd, magic, 2, (off_t)off) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
                 s->gz = true;
                 /* 15 + 16: gzip only; a layer that is neither gzip nor tar
@@ -85,9 +129,54 @@ static ssize_t raw_read(struct stream *s, void *dst, size_t n)
         while (got < 0 && errno == EINTR);
         if (got < 0)
                 return -errno;
+        if (got == 0)
+                return -EPROTO; /* the file is shorter than its index said */
         s->off += (uint64_t)got;
         s->left -= (uint64_t)got;
+        if (s->hash)
+                sha256_update(&s->raw_h, dst, (size_t)got);
         return got;
+}
+
+/* Up to n bytes of the stream into dst: how many (0 only at its end), or
+ * -EPROTO for a damaged or truncated gzip stream, or -errno. Concatenated
+ * gzip members read as one stream, as engines read them. */
+static ssize_t stream_some(struct stream *s, unsigned char *dst, size_t n)
+{
+        ssize_t got;
+
+        if (n == 0)
+                return 0;
+        if (!s->gz)
+                return raw_read(s, dst, n);
+        for (;;) {
+                if (s->zend) {
+                        if (s->z.avail_in == 0 && s->left == 0)
+                                return 0;
+                        if (inflateReset(&s->z) != Z_OK)
+                                return -EPROTO;
+                        s->zend = false;
+                }
+                if (s->z.avail_in == 0) {
+                        got = raw_read(s, s->in, sizeof(s->in));
+                        if (got <= 0)
+                                return got < 0 ? got : -EPROTO;
+                        s->z.next_in = s->in;
+                        s->z.avail_in = (uInt)got;
+                }
+                s->z.next_out = dst;
+                s->z.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
+                int zr = inflate(&s->z, Z_NO_FLUSH);
+                if (zr != Z_OK && zr != Z_STREAM_END)
+                        return -EPROTO;
+                s->zend = zr == Z_STREAM_END;
+                got = (ssize_t)((unsigned char *)s->z.next_out - dst);
+                if (got > 0) {
+                        if (s->hash)
+                                sha256_update(&s->plain_h, dst, (size_t)got);
+                        return got;
+                }
+        }
 }
 
 /* Fills dst with exactly n bytes: 0, -EPROTO on a short stream, or -errno. */
@@ -96,32 +185,9 @@ static int stream_read(struct stream *s, void *dst, size_t n)
         unsigned char *p = dst;
 
         while (n > 0) {
-                ssize_t got;
-                if (!s->gz) {
-                        got = raw_read(s, p, n);
-                        if (got <= 0)
-                                return got < 0 ? (int)got : -EPROTO;
-                        p += got;
-                        n -= (size_t)got;
-                        continue;
-                }
-                if (s->zend)
-                        return -EPROTO;
-                if (s->z.avail_in == 0) {
-                        got = raw_read(s, s->in, sizeof(s->in));
-                        if (got <= 0)
-                                return got < 0 ? (int)got : -EPROTO;
-                        s->z.next_in = s->in;
-                        s->z.avail_in = (uInt)got;
-                }
-                s->z.next_out = p;
-                s->z.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
-                int zr = inflate(&s->z, Z_NO_FLUSH);
-                if (zr != Z_OK && zr != Z_STREAM_END)
-                        return -EPROTO;
-                if (zr == Z_STREAM_END)
-                        s->zend = true;
-                got = (ssize_t)((unsigned char *)s->z.next_out - p);
+                ssize_t got = stream_some(s, p, n);
+                if (got <= 0)
+                        return got < 0 ? (int)got : -EPROTO;
                 p += got;
                 n -= (size_t)got;
         }
@@ -132,7 +198,7 @@ static int stream_skip(struct stream *s, uint64_t n)
 {
         unsigned char buf[16384];
 
-        if (!s->gz) {
+        if (!s->gz && !s->hash) {
                 if (n > s->left)
                         return -EPROTO;
                 s->off += n;
@@ -147,6 +213,34 @@ static int stream_skip(struct stream *s, uint64_t n)
                 n -= k;
         }
         return 0;
+}
+
+/* Reads what is left (a digest covers the whole stream, not just the tar
+ * archive it holds), counting the bytes against *budget: -EFBIG when they
+ * would pass it. 0 or -errno. */
+static int stream_drain(struct stream *s, uint64_t *budget)
+{
+        unsigned char buf[65536];
+        ssize_t got;
+
+        while ((got = stream_some(s, buf, sizeof(buf))) > 0) {
+                if ((uint64_t)got > *budget)
+                        return -EFBIG;
+                *budget -= (uint64_t)got;
+        }
+        return (int)got;
+}
+
+/* The hex digests of what was read: the raw region and its content. */
+static void stream_digests(struct stream *s, char raw[65], char plain[65])
+{
+        struct sha256 r = s->raw_h;
+
+        sha256_final_hex(&r, raw);
+        if (s->gz)
+                sha256_final_hex(&s->plain_h, plain);
+        else
+                memcpy(plain, raw, 65);
 }
 
 /* ---- tar (ustar, GNU long names, pax path/linkpath/size) ---- */
@@ -453,6 +547,7 @@ static int remove_at(int at, const char *name)
 struct unpack {
         int root; /* the layer's temporary directory */
         unsigned skipped_dev, dropped_setid;
+        uint64_t *budget; /* what the image may still take (see entry_cost) */
         char *err;
         size_t errlen;
 };
@@ -484,6 +579,16 @@ static int write_data(struct tar *t, int fd, uint64_t size)
         return 0;
 }
 
+/* What an entry takes on disk, as the caps count it: its data in 4 KiB
+ * blocks, and a block at least, so that a flood of empty files or
+ * directories counts too. */
+static uint64_t entry_cost(const struct tar_entry *e)
+{
+        uint64_t blocks = (e->size + 4095) / 4096;
+
+        return (blocks > 0 ? blocks : 1) * 4096;
+}
+
 static int unpack_entry(struct unpack *u, struct tar *t, struct tar_entry *e)
 {
         unsigned mode = e->mode & 0777;
@@ -500,6 +605,9 @@ static int unpack_entry(struct unpack *u, struct tar *t, struct tar_entry *e)
         }
         if (e->type != '0' && e->type != '1' && e->type != '2' && e->type != '5')
                 return refuse(u, e, "has an unsupported type");
+        if (entry_cost(e) > *u->budget)
+                return -EFBIG; /* before anything of it is written */
+        *u->budget -= entry_cost(e);
         if (e->mode & 06000)
                 u->dropped_setid++;
         if (e->type == '2' && !link_target_ok(e->path, e->link))
@@ -594,6 +702,40 @@ int image_cache_dir(char *buf, size_t len)
         return 0;
 }
 
+/* The cache's format: 2 since every digest is verified. An older cache
+ * (no such record) was filled without checking them, so none of it is
+ * trusted: its roots and layers are removed once, then the record made. */
+#define IMG_CACHE_FORMAT "2\n"
+
+static void cache_upgrade(void)
+{
+        char dir[PATH_MAX], buf[8];
+        int at, fd;
+        ssize_t n;
+
+        if (image_cache_dir(dir, sizeof(dir)) < 0 ||
+            (at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return;
+        fd = openat(at, "format", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+        if (fd >= 0)
+                close(fd);
+        if (n != (ssize_t)strlen(IMG_CACHE_FORMAT) ||
+            memcmp(buf, IMG_CACHE_FORMAT, (size_t)n) != 0) {
+                remove_at(at, "roots");
+                remove_at(at, "layers");
+                unlinkat(at, "format", 0);
+                fd = openat(at, "format", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            0600);
+                if (fd >= 0) {
+                        if (write(fd, IMG_CACHE_FORMAT, strlen(IMG_CACHE_FORMAT)) < 0)
+                                unlinkat(at, "format", 0);
+                        close(fd);
+                }
+        }
+        close(at);
+}
+
 static int cache_sub(char *buf, size_t len, const char *sub, char *err, size_t errlen)
 {
         int rc = image_cache_dir(buf, len);
@@ -608,26 +750,43 @@ static int cache_sub(char *buf, size_t len, const char *sub, char *err, size_t e
         return rc;
 }
 
-/* Unpacks one layer (the stream's tar) into layers/HEX unless present. */
-static int layer_unpack(const char *hex, struct stream *s, struct image *img, char *err,
-                        size_t errlen)
+/* The layers/HEX directory of a cached layer (hex may be a prefix of
+ * a longer string: its first 64 digits count). */
+static int layer_path(char *buf, size_t len, const char *hex, char *err, size_t errlen)
 {
-        char dir[PATH_MAX], tmp[PATH_MAX + 16], final[PATH_MAX + 80];
-        struct unpack u = {.err = err, .errlen = errlen};
+        char dir[PATH_MAX];
+        int rc = cache_sub(dir, sizeof(dir), "layers", err, errlen);
+
+        if (rc == 0 && snprintf(buf, len, "%s/%.64s", dir, hex) >= (int)len)
+                rc = -ENAMETOOLONG;
+        return rc;
+}
+
+/* Unpacks one layer (the stream's tar) into layers/HEX, HEX its diff_id,
+ * the sha256 of the uncompressed stream, and `blob` (or NULL) the sha256
+ * the stored bytes must have. The layer is made in a temporary directory
+ * and stored only when both digests match and it fits img->budget;
+ * otherwise nothing of it is left. `what` names it for people. */
+static int layer_unpack(const char *hex, const char *blob, const char *what, struct stream *s,
+                        struct image *img, char *err, size_t errlen)
+{
+        char tmp[PATH_MAX + 16], final[PATH_MAX + 80], raw[65], plain[65];
+        struct unpack u = {.err = err, .errlen = errlen, .budget = &img->budget};
         struct tar t = {.s = s};
         struct tar_entry *e;
         int rc;
 
-        if ((rc = cache_sub(dir, sizeof(dir), "layers", err, errlen)) < 0)
+        if ((rc = layer_path(final, sizeof(final), hex, err, errlen)) < 0)
                 return rc;
-        snprintf(final, sizeof(final), "%s/%s", dir, hex);
-        if (access(final, F_OK) == 0)
-                return 0;
-        snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", dir);
+        snprintf(tmp, sizeof(tmp), "%.*s", (int)(sizeof(tmp) - 1), final);
+        snprintf(strrchr(tmp, '/'), sizeof(tmp) - (size_t)(strrchr(tmp, '/') - tmp),
+                 "/.tmp-XXXXXX");
         if (mkdtemp(tmp) == NULL || (u.root = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-                snprintf(err, errlen, "cannot unpack into %s: %s", dir, strerror(errno));
-                return -errno;
+                rc = -errno;
+                snprintf(err, errlen, "cannot unpack into %s: %s", tmp, strerror(errno));
+                return rc;
         }
+        s->hash = true;
         e = malloc(sizeof(*e));
         rc = e == NULL ? -ENOMEM : 0;
         err[0] = '\0';
@@ -637,10 +796,34 @@ static int layer_unpack(const char *hex, struct stream *s, struct image *img, ch
         close(u.root);
         img->skipped_dev += u.skipped_dev;
         img->dropped_setid += u.dropped_setid;
+        if (rc == 0 && t.pending > 0)
+                rc = stream_skip(s, t.pending);
+        if (rc == 0)
+                rc = stream_drain(s, &img->budget);
+        if (rc == -EFBIG) {
+                cap_message(img, err, errlen);
+        } else if (rc == -EPROTO && err[0] == '\0') {
+                snprintf(err, errlen, "%s is not a readable layer (damaged or truncated)", what);
+        } else if (rc == 0) {
+                stream_digests(s, raw, plain);
+                if (strncmp(plain, hex, 64) != 0) {
+                        snprintf(err, errlen,
+                                 "%s does not match its diff_id: the image claims sha256:%.64s, "
+                                 "its content is sha256:%s; the image is damaged or forged",
+                                 what, hex, plain);
+                        rc = -EBADMSG;
+                } else if (blob != NULL && strncmp(raw, blob, 64) != 0) {
+                        snprintf(err, errlen,
+                                 "%s does not match its digest: it is named sha256:%.64s, "
+                                 "its bytes are sha256:%s; the image is damaged or forged",
+                                 what, blob, raw);
+                        rc = -EBADMSG;
+                }
+        }
         /* Another proctor may have finished the same layer meanwhile. */
         if (rc == 0 && rename(tmp, final) != 0 && errno != ENOTEMPTY && errno != EEXIST) {
                 rc = -errno;
-                snprintf(err, errlen, "cannot store layer %s: %s", hex, strerror(errno));
+                snprintf(err, errlen, "cannot store %s: %s", what, strerror(errno));
         }
         if (access(tmp, F_OK) == 0)
                 remove_at(AT_FDCWD, tmp);
@@ -884,30 +1067,50 @@ static int source_stream(struct source *src, const char *name, struct stream *s,
         return stream_open(s, fd, 0, (uint64_t)st.st_size);
 }
 
-static json_t *source_json(struct source *src, const char *name, char *err, size_t errlen)
+static bool hex64(const char *s);
+static const char *blob_hex(const char *name);
+
+/* The JSON member `name`, whose bytes must have the sha256 `want` (64
+ * hex digits) when it is not NULL; a blob named by its digest is always
+ * held to it. NULL with err when it cannot be read, parsed or trusted. */
+static json_t *source_json(struct source *src, const char *name, const char *want, char *err,
+                           size_t errlen)
 {
         struct stream s;
         json_t *j = NULL;
-        char *buf;
+        char *buf, raw[65], plain[65];
+        bool forged = false;
         int fd, rc = source_stream(src, name, &s, &fd);
 
         if (rc < 0) {
-                snprintf(err, errlen, "cannot read %s in the image: %s", name, strerror(-rc));
+                snprintf(err, errlen, "cannot read %.200s in the image: %s", name, strerror(-rc));
                 return NULL;
         }
+        if (want == NULL)
+                want = blob_hex(name);
+        s.hash = true;
         if (s.left <= IMG_JSON_MAX && !s.gz && (buf = malloc((size_t)s.left + 1)) != NULL) {
                 size_t len = (size_t)s.left;
                 if (stream_read(&s, buf, len) == 0) {
                         buf[len] = '\0';
-                        j = json_loads(buf, 0, NULL);
+                        stream_digests(&s, raw, plain);
+                        forged = want != NULL && strncmp(raw, want, 64) != 0;
+                        if (!forged)
+                                j = json_loads(buf, 0, NULL);
+                        else
+                                snprintf(err, errlen,
+                                         "%.200s does not match its digest: it is named "
+                                         "sha256:%.64s, its bytes are sha256:%s; the image is "
+                                         "damaged or forged",
+                                         name, want, raw);
                 }
                 free(buf);
         }
         stream_close(&s);
         if (fd >= 0)
                 close(fd);
-        if (j == NULL)
-                snprintf(err, errlen, "%s in the image is not valid JSON", name);
+        if (j == NULL && !forged)
+                snprintf(err, errlen, "%.200s in the image is not valid JSON", name);
         return j;
 }
 
@@ -985,7 +1188,7 @@ static int plan_oci(struct source *src, json_t *index, struct plan *p, char *err
                         json_decref(hold);
                         return -EINVAL;
                 }
-                if ((man = source_json(src, path, err, errlen)) == NULL) {
+                if ((man = source_json(src, path, NULL, err, errlen)) == NULL) {
                         json_decref(hold);
                         return -EINVAL;
                 }
@@ -1067,15 +1270,21 @@ static int read_config(json_t *cfg, struct image *img, const char **diff, size_t
         return 0;
 }
 
-static int write_meta(int rootdir, const struct image *img, uint64_t bytes)
+/* The image's record: what is shown of it, its size as the cache cap
+ * counts it, and the layers it was assembled from (kept while it is). */
+static int write_meta(int rootdir, const struct image *img, const char **diff, size_t nlayers,
+                      uint64_t bytes)
 {
-        json_t *env = json_array(), *j;
+        json_t *env = json_array(), *layers = json_array(), *j;
         int rc;
 
         for (size_t i = 0; img->env[i] != NULL; i++)
                 json_array_append_new(env, json_string(img->env[i]));
-        j = json_pack("{s:s,s:s,s:o,s:s,s:s,s:I}", "ref", img->ref, "digest", img->digest, "env",
-                      env, "workdir", img->workdir, "user", img->user, "bytes", (json_int_t)bytes);
+        for (size_t i = 0; i < nlayers; i++)
+                json_array_append_new(layers, json_string(diff[i]));
+        j = json_pack("{s:s,s:s,s:o,s:s,s:s,s:I,s:o}", "ref", img->ref, "digest", img->digest,
+                      "env", env, "workdir", img->workdir, "user", img->user, "bytes",
+                      (json_int_t)bytes, "layers", layers);
         int fd = openat(rootdir, "image.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         rc = fd < 0 || j == NULL || json_dumpfd(j, fd, JSON_COMPACT) != 0 ? -EIO : 0;
         if (fd >= 0)
@@ -1084,32 +1293,70 @@ static int write_meta(int rootdir, const struct image *img, uint64_t bytes)
         return rc;
 }
 
-/* Unpacks the layers not yet cached, then assembles roots/HEX. */
+/* The digest a member named "blobs/sha256/HEX" must have, or NULL: any
+ * other name (an old `docker save` layout's ID/layer.tar) claims none. */
+static const char *blob_hex(const char *name)
+{
+        while (strncmp(name, "./", 2) == 0)
+                name += 2;
+        if (strncmp(name, "blobs/sha256/", 13) != 0 || !hex64(name + 13) || name[13 + 64] != '\0')
+                return NULL;
+        return name + 13;
+}
+
+/* Takes one layer into the cache, verified, unless it is there already;
+ * *fresh says it was unpacked now. Either way it counts against the
+ * image's budget. */
+static int layer_take(struct source *src, struct plan *p, size_t i, const char *hex,
+                      struct image *img, bool *fresh, char *err, size_t errlen)
+{
+        char what[300], path[PATH_MAX + 80];
+        struct stream s;
+        int fd, rc;
+
+        *fresh = false;
+        snprintf(what, sizeof(what), "layer %zu of %zu (%.200s)", i + 1, p->nlayers, p->layers[i]);
+        if ((rc = layer_path(path, sizeof(path), hex, err, errlen)) < 0)
+                return rc;
+        if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+                uint64_t b = tree_bytes(fd);
+                close(fd);
+                if (b > img->budget) {
+                        cap_message(img, err, errlen);
+                        return -EFBIG;
+                }
+                img->budget -= b;
+                return 0;
+        }
+        if ((rc = source_stream(src, p->layers[i], &s, &fd)) < 0) {
+                snprintf(err, errlen, "cannot read %s: %s", what, strerror(-rc));
+                return rc;
+        }
+        rc = layer_unpack(hex, blob_hex(p->layers[i]), what, &s, img, err, errlen);
+        stream_close(&s);
+        if (fd >= 0)
+                close(fd);
+        *fresh = rc == 0;
+        return rc;
+}
+
+/* Unpacks the layers not yet cached, then assembles roots/HEX. When it
+ * fails, the layers it unpacked go too: nothing of a refused image stays. */
 static int assemble(struct source *src, struct plan *p, const char **diff, struct image *img,
                     const char *final, char *err, size_t errlen)
 {
-        char roots[PATH_MAX], tmp[PATH_MAX + 16], layers[PATH_MAX];
+        char roots[PATH_MAX], tmp[PATH_MAX + 16], lp[PATH_MAX + 80];
+        bool fresh[IMG_LAYERS] = {false};
         int rc = 0, tdir = -1, rootfs = -1;
         size_t i;
 
-        if ((rc = cache_sub(roots, sizeof(roots), "roots", err, errlen)) < 0 ||
-            (rc = cache_sub(layers, sizeof(layers), "layers", err, errlen)) < 0)
+        tmp[0] = '\0';
+        if ((rc = cache_sub(roots, sizeof(roots), "roots", err, errlen)) < 0)
                 return rc;
-        for (i = 0; i < p->nlayers && rc == 0; i++) {
-                struct stream s;
-                int fd;
-                if ((rc = source_stream(src, p->layers[i], &s, &fd)) < 0) {
-                        snprintf(err, errlen, "cannot read layer %s: %s", p->layers[i],
-                                 strerror(-rc));
-                        break;
-                }
-                rc = layer_unpack(diff[i], &s, img, err, errlen);
-                stream_close(&s);
-                if (fd >= 0)
-                        close(fd);
-        }
+        for (i = 0; i < p->nlayers && rc == 0; i++)
+                rc = layer_take(src, p, i, diff[i], img, &fresh[i], err, errlen);
         if (rc < 0)
-                return rc;
+                goto out;
         snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", roots);
         if (mkdtemp(tmp) == NULL || (tdir = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
             mkdirat(tdir, "rootfs", 0755) != 0 ||
@@ -1120,18 +1367,17 @@ static int assemble(struct source *src, struct plan *p, const char **diff, struc
                 goto out;
         }
         for (i = 0; i < p->nlayers && rc == 0; i++) {
-                char lp[PATH_MAX + 80];
-                int lfd;
-                snprintf(lp, sizeof(lp), "%s/%s", layers, diff[i]);
-                lfd = open(lp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                rc = lfd < 0 ? -errno : merge_dir(lfd, rootfs);
+                int lfd = -1;
+                if ((rc = layer_path(lp, sizeof(lp), diff[i], err, errlen)) == 0)
+                        lfd = open(lp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                rc = rc < 0 ? rc : lfd < 0 ? -errno : merge_dir(lfd, rootfs);
                 if (lfd >= 0)
                         close(lfd);
                 if (rc < 0)
-                        snprintf(err, errlen, "cannot assemble layer %s: %s", diff[i],
-                                 strerror(-rc));
+                        snprintf(err, errlen, "cannot assemble layer %zu (sha256:%s): %s", i + 1,
+                                 diff[i], strerror(-rc));
         }
-        if (rc == 0 && (rc = write_meta(tdir, img, tree_bytes(rootfs))) < 0)
+        if (rc == 0 && (rc = write_meta(tdir, img, diff, p->nlayers, tree_bytes(rootfs))) < 0)
                 snprintf(err, errlen, "cannot write the image's record");
         if (rc == 0 && rename(tmp, final) != 0 && errno != ENOTEMPTY && errno != EEXIST) {
                 rc = -errno;
@@ -1142,8 +1388,13 @@ out:
                 close(rootfs);
         if (tdir >= 0)
                 close(tdir);
-        if (access(tmp, F_OK) == 0)
+        if (tmp[0] != '\0' && access(tmp, F_OK) == 0)
                 remove_at(AT_FDCWD, tmp);
+        for (i = 0; rc < 0 && i < p->nlayers; i++) {
+                char why[8]; /* err keeps the first failure's reason */
+                if (fresh[i] && layer_path(lp, sizeof(lp), diff[i], why, sizeof(why)) == 0)
+                        remove_at(AT_FDCWD, lp);
+        }
         return rc;
 }
 
@@ -1205,9 +1456,127 @@ static bool source_has(struct source *src, const char *name)
         return true;
 }
 
-int image_open(const char *ref, struct image **out, char *err, size_t errlen)
+/* ---- the cache's cap: least recently used images go first ---- */
+
+struct cached {
+        char hex[65];
+        time_t used;
+        uint64_t bytes;
+        json_t *layers; /* the diff_ids it was assembled from, or NULL */
+};
+
+static int cached_older(const void *a, const void *b)
+{
+        const struct cached *x = a, *y = b;
+
+        return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* The complete images under roots (their records read), oldest first;
+ * *n gets how many. NULL when there are none or no memory. */
+static struct cached *cached_list(const char *roots, size_t *n)
+{
+        struct cached *c = NULL;
+        struct dirent *de;
+        DIR *d = opendir(roots);
+
+        *n = 0;
+        while (d != NULL && (de = readdir(d)) != NULL) {
+                char path[PATH_MAX + 300];
+                struct stat st;
+                json_t *j;
+                if (!hex64(de->d_name) || de->d_name[64] != '\0')
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s/image.json", roots, de->d_name);
+                if ((j = json_load_file(path, 0, NULL)) == NULL)
+                        continue;
+                struct cached *more = realloc(c, (*n + 1) * sizeof(*c));
+                if (more == NULL) {
+                        json_decref(j);
+                        break;
+                }
+                c = more;
+                snprintf(c[*n].hex, sizeof(c[*n].hex), "%.64s", de->d_name);
+                snprintf(path, sizeof(path), "%s/%s", roots, de->d_name);
+                c[*n].used = stat(path, &st) == 0 ? st.st_mtime : 0;
+                c[*n].bytes = (uint64_t)json_integer_value(json_object_get(j, "bytes"));
+                c[*n].layers = json_incref(json_object_get(j, "layers"));
+                json_decref(j);
+                (*n)++;
+        }
+        if (d != NULL)
+                closedir(d);
+        if (c != NULL)
+                qsort(c, *n, sizeof(*c), cached_older);
+        return c;
+}
+
+/* Removes the layers no image left under roots was assembled from. */
+static void layers_collect(const char *roots, struct cached *c, size_t n)
+{
+        char layers[PATH_MAX];
+        struct dirent *de;
+        DIR *d;
+
+        snprintf(layers, sizeof(layers), "%.*s/layers", (int)(strrchr(roots, '/') - roots), roots);
+        if ((d = opendir(layers)) == NULL)
+                return;
+        while ((de = readdir(d)) != NULL) {
+                bool used = false;
+                if (!hex64(de->d_name) || de->d_name[64] != '\0')
+                        continue; /* ".", "..", a layer still being unpacked */
+                for (size_t i = 0; i < n && !used; i++) {
+                        size_t k;
+                        json_t *l;
+                        json_array_foreach (c[i].layers, k, l)
+                                used = used || (json_is_string(l) &&
+                                                strcmp(json_string_value(l), de->d_name) == 0);
+                }
+                if (!used)
+                        remove_at(dirfd(d), de->d_name);
+        }
+        closedir(d);
+}
+
+/* Keeps the sum of the cached images' sizes (as `proctor images` lists
+ * them) within cap, removing the least recently used images, never
+ * `keep` (the one just stored), and then the layers no image needs. */
+static void cache_enforce(const char *roots, uint64_t cap, const char *keep)
+{
+        size_t n, i;
+        struct cached *c = cached_list(roots, &n);
+        bool removed = false;
+        uint64_t sum = 0;
+
+        for (i = 0; i < n; i++)
+                sum += c[i].bytes;
+        for (i = 0; i < n && sum > cap; i++) {
+                char path[PATH_MAX + 80];
+                if (strcmp(c[i].hex, keep) == 0)
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", roots, c[i].hex);
+                if (remove_at(AT_FDCWD, path) < 0)
+                        continue;
+                sum -= c[i].bytes;
+                json_decref(c[i].layers);
+                c[i].layers = NULL;
+                removed = true;
+        }
+        if (removed)
+                layers_collect(roots, c, n);
+        for (i = 0; i < n; i++)
+                json_decref(c[i].layers);
+        free(c);
+}
+
+int image_open(const char *ref, const struct image_caps *caps, struct image **out, char *err,
+               size_t errlen)
 {
         struct image *img = calloc(1, sizeof(*img));
+        uint64_t image_max =
+            caps != NULL && caps->image_max > 0 ? caps->image_max : IMAGE_MAX_DEFAULT;
+        uint64_t cache_max =
+            caps != NULL && caps->cache_max > 0 ? caps->cache_max : IMAGE_CACHE_MAX_DEFAULT;
         struct plan p = {.nlayers = 0};
         struct source src;
         const char *diff[IMG_LAYERS];
@@ -1218,14 +1587,17 @@ int image_open(const char *ref, struct image **out, char *err, size_t errlen)
         if (img == NULL)
                 return -ENOMEM;
         snprintf(img->ref, sizeof(img->ref), "%s", ref);
+        img->cap_is_cache = cache_max < image_max;
+        img->budget = img->cap = img->cap_is_cache ? cache_max : image_max;
+        cache_upgrade();
         if ((rc = source_open(ref, &src, err, errlen)) < 0)
                 goto out;
         if (source_has(&src, "manifest.json")) {
-                rc = (man = source_json(&src, "manifest.json", err, errlen)) == NULL
+                rc = (man = source_json(&src, "manifest.json", NULL, err, errlen)) == NULL
                          ? -EINVAL
                          : plan_docker(man, &p, err, errlen);
         } else if (source_has(&src, "index.json")) {
-                rc = (man = source_json(&src, "index.json", err, errlen)) == NULL
+                rc = (man = source_json(&src, "index.json", NULL, err, errlen)) == NULL
                          ? -EINVAL
                          : plan_oci(&src, man, &p, err, errlen);
         } else {
@@ -1237,7 +1609,7 @@ int image_open(const char *ref, struct image **out, char *err, size_t errlen)
         }
         if (rc < 0)
                 goto out;
-        if ((cfg = source_json(&src, p.config, err, errlen)) == NULL) {
+        if ((cfg = source_json(&src, p.config, p.hex, err, errlen)) == NULL) {
                 rc = -EINVAL;
                 goto out;
         }
@@ -1247,9 +1619,12 @@ int image_open(const char *ref, struct image **out, char *err, size_t errlen)
                 goto out;
         snprintf(final, sizeof(final), "%s/%s", roots, p.hex);
         snprintf(img->root, sizeof(img->root), "%s/rootfs", final);
-        if (access(final, F_OK) != 0 &&
-            (rc = assemble(&src, &p, diff, img, final, err, errlen)) < 0)
-                goto out;
+        if (access(final, F_OK) != 0) {
+                if ((rc = assemble(&src, &p, diff, img, final, err, errlen)) < 0)
+                        goto out;
+                /* Room for it: the images least recently used go first. */
+                cache_enforce(roots, cache_max, p.hex);
+        }
         /* The record's times say when the image was last used. */
         utimensat(AT_FDCWD, final, NULL, 0);
 out:

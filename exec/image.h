@@ -3,7 +3,8 @@
  * or the local engine, unpacked once per layer digest into the cache and
  * assembled read-only.
  * Never writes outside the cache, never creates device nodes or setuid files,
- * never follows a link while unpacking, and never pulls from a registry. */
+ * never follows a link while unpacking, never keeps what fails its digest
+ * or passes a cap, and never pulls from a registry. */
 #ifndef PROCTOR_IMAGE_H
 #define PROCTOR_IMAGE_H
 
@@ -13,9 +14,26 @@
 
 struct image;
 
+#define IMAGE_MAX_DEFAULT       (16ull << 30)
+#define IMAGE_CACHE_MAX_DEFAULT (32ull << 30)
+
+/* The bounds on what images take on disk (0: the default). image_max:
+ * one image unpacked (every entry counted in 4 KiB blocks, one at least);
+ * cache_max: the sum of the cached images' sizes, the least recently used
+ * removed past it. */
+struct image_caps {
+        uint64_t image_max;
+        uint64_t cache_max;
+};
+
 /* Opens REF (a tarball or a directory), unpacking and assembling it into the
- * cache unless its root is there already, complete. 0 or -errno with err. */
-int image_open(const char *ref, struct image **out, char *err, size_t errlen);
+ * cache unless its root is there already, complete. Every digest the image
+ * claims is verified (the config's, each layer's diff_id, each blob's) and
+ * nothing unverified or past a cap is kept. caps may be NULL (defaults).
+ * 0 or -errno with err; err may quote names from the image: sanitize it
+ * before it reaches a terminal. */
+int image_open(const char *ref, const struct image_caps *caps, struct image **out, char *err,
+               size_t errlen);
 void image_free(struct image *img);
 
 /* The assembled root, to be bound read-only into sandboxes. */
@@ -32,6 +50,9 @@ const char *image_user(const struct image *img);
  * setuid/setgid bits dropped (0 when the root came from the cache). */
 unsigned image_skipped_devices(const struct image *img);
 unsigned image_dropped_setid(const struct image *img);
+
+/* A size for people: "512B", "1.5M", "16G". */
+void image_size_text(uint64_t bytes, char *buf, size_t len);
 
 /* $XDG_CACHE_HOME/proctor/images (or ~/.cache/...). 0 or -errno. */
 int image_cache_dir(char *buf, size_t len);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "exec/env.h"
+#include "exec/inroot.h"
 #include "exec/seccomp.h"
 #include "exec/selfrun.h"
 
@@ -140,32 +141,34 @@ unsigned long sandbox_locked_flags(const char *path)
         return f;
 }
 
-static int host_add_bind(struct sandbox_host *h, const char *root, const char *src, bool is_dir)
+/* src: where the tree is on the host (for an image, its path with no link
+ * in it, see root_take); path: where it goes in the sandbox ("/usr"). */
+static int host_add_bind(struct sandbox_host *h, const char *src, const char *path, bool is_dir,
+                         bool from_image)
 {
         struct sb_bind *b;
 
         if (h->nbinds == SB_MAX_BINDS)
                 return -ENOSPC;
         b = &h->binds[h->nbinds++];
-        snprintf(b->src, sizeof(b->src), "%s%s", root, src);
-        snprintf(b->path, sizeof(b->path), "%s", src + 1);
+        snprintf(b->src, sizeof(b->src), "%s", src);
+        snprintf(b->path, sizeof(b->path), "%s", path + 1);
         b->keep = sandbox_locked_flags(b->src);
         b->is_dir = is_dir;
-        b->from_image = root[0] != '\0';
+        b->from_image = from_image;
         return 0;
 }
 
-static int host_add_link(struct sandbox_host *h, const char *root, const char *path)
+/* A symbolic link the sandbox gets as it is (resolved in the sandbox). */
+static int host_add_link(struct sandbox_host *h, int fd, const char *path)
 {
-        char full[PATH_MAX];
         struct sb_link *l;
         ssize_t n;
 
         if (h->nlinks == SB_MAX_LINKS)
                 return -ENOSPC;
         l = &h->links[h->nlinks];
-        snprintf(full, sizeof(full), "%s%s", root, path);
-        n = readlink(full, l->target, sizeof(l->target) - 1);
+        n = readlinkat(fd, "", l->target, sizeof(l->target) - 1);
         if (n < 0)
                 return -errno;
         l->target[n] = '\0';
@@ -174,48 +177,90 @@ static int host_add_link(struct sandbox_host *h, const char *root, const char *p
         return 0;
 }
 
-static int host_add_file(struct sandbox_host *h, const char *root, const char *path, off_t size)
+/* A small file copied into each sandbox's /etc, read from fd. */
+static int host_add_file(struct sandbox_host *h, int fd, const char *path, off_t size)
 {
-        char full[PATH_MAX];
         struct sb_file *f;
         ssize_t got = 0;
-        int fd;
 
         if (h->nfiles == SB_MAX_FILES || size > (1 << 20))
                 return -ENOSPC;
-        snprintf(full, sizeof(full), "%s%s", root, path);
-        /* An image's file is never followed out of its root. */
-        fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
         f = &h->files[h->nfiles];
         f->data = malloc(size ? (size_t)size : 1);
-        if (f->data == NULL) {
-                close(fd);
+        if (f->data == NULL)
                 return -ENOMEM;
-        }
         while (got < size) {
                 ssize_t n = read(fd, f->data + got, (size_t)(size - got));
                 if (n <= 0)
                         break;
                 got += n;
         }
-        close(fd);
         f->len = (size_t)got;
         snprintf(f->path, sizeof(f->path), "%s", path + 1);
         h->nfiles++;
         return 0;
 }
 
+/* Takes `path` from the root rootfd (the host's "/" or an image's root)
+ * for every sandbox: a directory as a read-only bind, a link as a link,
+ * a regular file (when `files`) as a copy; nothing when there is none.
+ * Every link on the way is resolved inside that root (exec/inroot): an
+ * image's "usr -> /home/alice" is the image's /home/alice, never the
+ * host's. `follow`: a link at path itself is followed (inside the root)
+ * rather than taken as a link. */
+static int root_take(struct sandbox_host *h, int rootfd, bool image, const char *path, bool follow,
+                     bool files)
+{
+        char fdpath[64], src[PATH_MAX];
+        struct stat st;
+        ssize_t n;
+        int fd = inroot_open(rootfd, path, O_PATH | (follow ? 0 : O_NOFOLLOW), true), rc = 0;
+
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EACCES)
+                return 0; /* not there, or not reachable: the sandbox goes without */
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) != 0) {
+                rc = -errno;
+        } else if (S_ISLNK(st.st_mode)) {
+                rc = host_add_link(h, fd, path);
+        } else if (S_ISDIR(st.st_mode)) {
+                /* The directory's own path, with no link in it: the
+                 * sandbox mounts it again by that path (take_image_trees). */
+                snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+                n = readlink(fdpath, src, sizeof(src) - 1);
+                if (n <= 0 || src[0] != '/')
+                        rc = n < 0 ? -errno : -EIO;
+                else {
+                        src[n] = '\0';
+                        rc = host_add_bind(h, src, path, true, image);
+                }
+        } else if (S_ISREG(st.st_mode) && files) {
+                int rfd = inroot_open(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, true);
+                struct stat again;
+                if (rfd < 0)
+                        rc = rfd;
+                else if (fstat(rfd, &again) != 0 || again.st_ino != st.st_ino ||
+                         again.st_dev != st.st_dev)
+                        rc = -EAGAIN; /* changed under us */
+                else
+                        rc = host_add_file(h, rfd, path, again.st_size);
+                if (rfd >= 0)
+                        close(rfd);
+        }
+        close(fd);
+        return rc;
+}
+
 /* An image's other top-level directories and links (/opt, /srv, /var...)
  * come too; those a sandbox makes for itself never do. */
-static int image_add_top(struct sandbox_host *h, const char *root)
+static int image_add_top(struct sandbox_host *h, int rootfd)
 {
         static const char *const own[] = {"usr", "etc",       "proc",     "dev",     "tmp",
                                           "sys", "workspace", ".proctor", ".oldroot"};
         char path[NAME_MAX + 2];
         struct dirent *de;
-        DIR *d = opendir(root);
+        DIR *d = fdopendir(openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         int rc = 0;
 
         if (d == NULL)
@@ -230,10 +275,7 @@ static int image_add_top(struct sandbox_host *h, const char *root)
                 if (skip)
                         continue;
                 snprintf(path, sizeof(path), "/%s", de->d_name);
-                if (de->d_type == DT_DIR)
-                        rc = host_add_bind(h, root, path, true);
-                else if (de->d_type == DT_LNK)
-                        rc = host_add_link(h, root, path);
+                rc = root_take(h, rootfd, true, path, false, false);
         }
         closedir(d);
         return rc;
@@ -249,9 +291,9 @@ int sandbox_host_open(struct sandbox_host **out, char *err, size_t errlen)
  * directories and the allowlisted /etc entries. */
 int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *err, size_t errlen)
 {
-        char full[PATH_MAX];
         struct sandbox_host *h = calloc(1, sizeof(*h));
-        const char *r = root != NULL ? root : "";
+        bool image = root != NULL;
+        int rootfd = -1;
         struct stat st;
         ssize_t n;
         size_t i;
@@ -268,46 +310,42 @@ int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *er
         }
         h->self_exe[n] = '\0';
         h->self_keep = sandbox_locked_flags(h->self_exe);
-        snprintf(full, sizeof(full), "%s/usr", r);
-        rc = stat(full, &st) == 0 || root == NULL ? host_add_bind(h, r, "/usr", true) : 0;
-        for (i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && rc == 0; i++) {
-                snprintf(full, sizeof(full), "%s%s", r, top_links[i]);
-                if (lstat(full, &st) != 0)
-                        continue;
-                if (S_ISLNK(st.st_mode))
-                        rc = host_add_link(h, r, top_links[i]);
-                else if (S_ISDIR(st.st_mode))
-                        rc = host_add_bind(h, r, top_links[i], true);
+        /* Everything below is looked up from this root, the image's or "/". */
+        rootfd = open(image ? root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0) {
+                rc = -errno;
+                snprintf(err, errlen, "cannot open the sandbox root %s: %s", image ? root : "/",
+                         strerror(errno));
+                free(h);
+                return rc;
         }
-        if (rc == 0 && root != NULL)
-                rc = image_add_top(h, root);
-        if (rc == 0 && root != NULL) {
+        rc = root_take(h, rootfd, image, "/usr", true, false);
+        if (rc == 0 && !image && h->nbinds == 0)
+                rc = -ENOENT; /* the host's /usr is not optional */
+        for (i = 0; i < sizeof(top_links) / sizeof(top_links[0]) && rc == 0; i++)
+                rc = root_take(h, rootfd, image, top_links[i], false, false);
+        if (rc == 0 && image)
+                rc = image_add_top(h, rootfd);
+        if (rc == 0 && image) {
                 if ((rc = selfrun_probe(&h->self_run, err, errlen)) < 0) {
+                        close(rootfd);
                         sandbox_host_free(h);
                         return rc;
                 }
                 for (i = 0; i < h->self_run.ndirs; i++)
                         h->self_run_keep[i] = sandbox_locked_flags(h->self_run.dirs[i]);
         }
-        if (rc == 0 && root == NULL && stat("/usr/local", &st) == 0) {
+        if (rc == 0 && !image && stat("/usr/local", &st) == 0) {
                 struct stat usr;
                 if (stat("/usr", &usr) == 0 && usr.st_dev != st.st_dev)
-                        rc = host_add_bind(h, r, "/usr/local", true);
+                        rc = host_add_bind(h, "/usr/local", "/usr/local", true, false);
         }
-        for (i = 0; i < sizeof(etc_allow) / sizeof(etc_allow[0]) && rc == 0; i++) {
-                snprintf(full, sizeof(full), "%s%s", r, etc_allow[i]);
-                if (lstat(full, &st) != 0)
-                        continue;
-                if (S_ISLNK(st.st_mode))
-                        rc = host_add_link(h, r, etc_allow[i]);
-                else if (S_ISDIR(st.st_mode))
-                        rc = host_add_bind(h, r, etc_allow[i], true);
-                else if (S_ISREG(st.st_mode))
-                        rc = host_add_file(h, r, etc_allow[i], st.st_size);
-        }
+        for (i = 0; i < sizeof(etc_allow) / sizeof(etc_allow[0]) && rc == 0; i++)
+                rc = root_take(h, rootfd, image, etc_allow[i], false, true);
+        close(rootfd);
         if (rc < 0) {
-                snprintf(err, errlen, "cannot prepare the sandbox root from the host: %s",
-                         strerror(-rc));
+                snprintf(err, errlen, "cannot prepare the sandbox root from %s: %s",
+                         image ? "the image" : "the host", strerror(-rc));
                 sandbox_host_free(h);
                 return rc;
         }
@@ -406,8 +444,16 @@ static void take_image_trees(const struct sandbox_plan *p)
                 image_trees[i] = -1;
                 if (!p->host->binds[i].from_image)
                         continue;
-                image_trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, p->host->binds[i].src,
-                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                /* Its path was resolved inside the image (root_take): no
+                 * link on it is followed now, so it still leads there. */
+                int fd = inroot_open_plain(p->host->binds[i].src, O_PATH | O_DIRECTORY);
+                if (fd < 0) {
+                        errno = -fd;
+                        setup_fail(p, p->host->binds[i].src);
+                }
+                image_trees[i] = (int)syscall(SYS_open_tree, fd, "",
+                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                close(fd);
                 if (image_trees[i] < 0)
                         setup_fail(p, p->host->binds[i].src);
         }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/termout.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
 #include "tui/glyphs.h"
@@ -150,6 +151,8 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.max_parallel = (unsigned)a->o.max_parallel;
         so.memory_budget = a->o.memory_budget;
         so.image = a->o.image;
+        so.image_max = a->o.image_max;
+        so.image_cache_max = a->o.image_cache_max;
         so.runtime = a->o.runtime;
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)
@@ -780,8 +783,8 @@ int tui_main(int argc, char **argv)
         if (init_app(&a, argc, argv, err, sizeof(err)) < 0 || a.o.help) {
                 if (a.o.help)
                         print_help();
-                else
-                        fprintf(stderr, "proctor: %s\n", err);
+                else /* it may quote an image's entry or a path: escaped */
+                        termout_message(stderr, "proctor: %s\n", err);
                 close_session(&a);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
                 bench_die("usage: docker -i TAR -e IMAGE -d DOCKER [-n ROUNDS] [-w N]");
         char *cli_argv[] = {(char *)cli,  "run",          "--rm", "--network", "none",
                             (char *)eimg, "/bin/busybox", "true", NULL};
-        if (image_open(tar, &img, err, sizeof(err)) < 0)
+        if (image_open(tar, NULL, &img, err, sizeof(err)) < 0)
                 bench_die("%s: %s", tar, err);
         eo[V_IMAGE].image_root = image_root(img);
         eo[V_DOCKER].runtime = "docker";

@@ -17,6 +17,8 @@
 #      floods its output past the cap until its CPU limit
 #  10. pywarm: run_python_code `print(1)` in sandbox mode, cold and warm
 #      interpreter, against a cold `python3 -c` process; the refill's cost
+#      and (the same table's second part) digest verification's cost on a
+#      first unpack, in MB/s, against sha256sum of the same bytes
 #  11. docker: busybox true as a host-rooted and an image-rooted native
 #      sandbox, a --runtime docker container and `docker run --rm`
 #  12. microvm: a qemu `-M microvm` guest (KVM) whose /init runs busybox
@@ -26,8 +28,8 @@
 # Environment: SPAWN_ROUNDS (200), SESSION_ROUNDS (50), CLI_RUNS (100),
 # CLI_IDLE_RUNS (30), PAUSE_MS (100), KILL_ROUNDS (20), DISPATCH_CALLS (100000),
 # VM_FRAMES (1000), SSE_ROUNDS (5), FLOOD_RUNS (3), FLOOD_CPU_SECS (2),
-# PYWARM_ROUNDS (50), DOCKER_ROUNDS (30), MICROVM_ROUNDS (20; MICROVM_KERNEL,
-# MICROVM_ACCEL=tcg: see tests/bench/microvm.sh).
+# PYWARM_ROUNDS (50), IMAGE_ROUNDS (200), UNPACK_ROUNDS (5), DOCKER_ROUNDS (30),
+# MICROVM_ROUNDS (20; MICROVM_KERNEL, MICROVM_ACCEL=tcg: see tests/bench/microvm.sh).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -50,9 +52,11 @@ build/bench/spawn -n "${SESSION_ROUNDS:-50}" -w 3 -P 1 -S "$pause" || status=1
 echo
 # An image built here (busybox layers, no engine), unpacked once before timing.
 imgdir=$(mktemp -d /tmp/proctor-bench-img.XXXXXX)
-if [ -x /bin/busybox ] && python3 tests/integration/image_make.py base "$imgdir/base.tar"; then
+# The digest table unpacks a 64 MiB layer into an emptied cache each round.
+if [ -x /bin/busybox ] && python3 tests/integration/image_make.py base "$imgdir/base.tar" &&
+        python3 tests/integration/image_make.py big "$imgdir/big.tar"; then
         XDG_CACHE_HOME="$imgdir/cache" build/bench/image -i "$imgdir/base.tar" \
-                -n "${IMAGE_ROUNDS:-200}" || status=1
+                -n "${IMAGE_ROUNDS:-200}" -b "$imgdir/big.tar" -u "${UNPACK_ROUNDS:-5}" || status=1
 else
         echo "image benchmark skipped: it needs python3 and /bin/busybox (busybox-static)"
 fi

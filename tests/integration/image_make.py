@@ -8,6 +8,21 @@ image_make.py KIND OUT [--oci]
                   setgid files (to be neutralized)
         dotdot | absolute | linkout | through | hardout
                   base + a layer that tries one path escape (to be refused)
+        hostlinks base + a layer whose usr and etc are absolute links to host
+                  directories ($LINK_USR, $LINK_ETC), to be resolved inside
+                  the image, never on the host
+        innerlinks base + a layer whose usr and etc link to /opt/usr and
+                  /opt/etc of the image itself (the control: links work)
+        forged    base's config and diff_ids, but the lower layer's content
+                  is another's (the cache must not take it as base's layer)
+        forgedcfg other layers, truthfully described by a config that is
+                  stored under base's config digest
+        bomb      base + a small gzip layer that unpacks to 24 MiB of zeros
+        big       base + an uncompressed layer of $BIG_MB MiB (default 64) of
+                  random bytes (the digest benchmark, tests/bench/image.c)
+        esc       base with escape sequences in its User and WorkingDir
+        escname   base + a layer refused for an entry whose name holds an
+                  escape sequence
   OUT: a `docker save` tarball, or with --oci an OCI layout directory;
   --links: the old `docker save` layout (ID/layer.tar, ID.json), the base
   layer reached through a symbolic link member as docker writes for a
@@ -92,6 +107,24 @@ def hostile_layer(kind):
                       ("bin/out/escape-through", {"data": b"escaped\n"})])
     if kind == "hardout":
         return layer([("bin/hard", {"kind": tarfile.LNKTYPE, "link": "../../etc/passwd"})])
+    if kind == "hostlinks":
+        return layer([("usr", {"kind": tarfile.SYMTYPE, "link": os.environ["LINK_USR"]}),
+                      ("etc", {"kind": tarfile.SYMTYPE, "link": os.environ["LINK_ETC"]}),
+                      ("srv", {"kind": tarfile.SYMTYPE, "link": os.environ["LINK_USR"]})])
+    if kind == "innerlinks":
+        return layer([("opt", {"kind": tarfile.DIRTYPE, "mode": 0o755}),
+                      ("opt/usr", {"kind": tarfile.DIRTYPE, "mode": 0o755}),
+                      ("opt/usr/inside-marker", {"data": b"usr from inside the image\n"}),
+                      ("opt/etc", {"kind": tarfile.DIRTYPE, "mode": 0o755}),
+                      ("opt/etc/os-release", {"data": b"ID=inner-links\n"}),
+                      ("usr", {"kind": tarfile.SYMTYPE, "link": "/opt/usr"}),
+                      ("etc", {"kind": tarfile.SYMTYPE, "link": "/opt/../opt/etc"})])
+    if kind == "big":
+        return layer([("big", {"data": os.urandom(int(os.environ.get("BIG_MB", "64")) << 20)})])
+    if kind == "bomb":
+        return layer([("big", {"data": bytes(24 << 20)})])
+    if kind == "escname":
+        return layer([("bin/../../\x1b[2J\x1b]0;owned\x07esc-escape", {"data": b"escaped\n"})])
     raise SystemExit("unknown kind " + kind)
 
 
@@ -99,31 +132,54 @@ def sha(b):
     return hashlib.sha256(b).hexdigest()
 
 
+def config_of(raw, workdir="/srv/app", user="1000:1000", var="from-image"):
+    return json.dumps({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Env": ["PATH=/bin:/image-path", "IMAGE_VAR=" + var, "HOME=/root"],
+                   "WorkingDir": workdir, "User": user},
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(r) for r in raw]},
+    }).encode()
+
+
+def forged_base_layer():
+    """base's layer with another marker: what an attacker would pass off."""
+    return base_layer().replace(b"from the image\n", b"forged content\n")
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
     oci = "--oci" in sys.argv
     raw = [base_layer(), upper_layer()]
-    if kind != "base":
+    if kind in ("forged", "forgedcfg"):
+        raw = [forged_base_layer(), upper_layer()]
+    elif kind not in ("base", "esc"):
         raw.append(hostile_layer(kind))
     # the second layer is stored gzip-compressed, as registries ship them
     stored = [raw[0], gzip.compress(raw[1], mtime=0)] + raw[2:]
-    config = json.dumps({
-        "architecture": "amd64", "os": "linux",
-        "config": {"Env": ["PATH=/bin:/image-path", "IMAGE_VAR=from-image", "HOME=/root"],
-                   "WorkingDir": "/srv/app", "User": "1000:1000"},
-        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(r) for r in raw]},
-    }).encode()
-    blobs = {sha(config): config}
+    if kind == "bomb":
+        stored[2] = gzip.compress(raw[2], mtime=0)
+    config = config_of(raw)
+    config_name = sha(config)
+    if kind == "forged":  # claims base's diff_ids: the same config as base
+        config = config_of([base_layer(), upper_layer()])
+        config_name = sha(config)
+    if kind == "forgedcfg":  # its own layers, stored under base's config digest
+        config = config_of(raw, var="forged")
+        config_name = sha(config_of([base_layer(), upper_layer()]))
+    if kind == "esc":
+        config = config_of(raw, workdir="/srv/\x1b]0;owned\x07app", user="\x1b[31mevil")
+        config_name = sha(config)
+    blobs = {config_name: config}
     for s in stored:
         blobs[sha(s)] = s
     if "--links" in sys.argv:
-        members = {sha(config) + ".json": config}
+        members = {config_name + ".json": config}
         names = []
         for i, s in enumerate(stored):
             members["%064x/layer.tar" % (i + 1)] = s
             names.append("%064x/layer.tar" % (i + 1))
         names[0] = "%064x/layer.tar" % 99
-        manifest = [{"Config": sha(config) + ".json", "RepoTags": ["test:" + kind],
+        manifest = [{"Config": config_name + ".json", "RepoTags": ["test:" + kind],
                      "Layers": names}]
         members["manifest.json"] = json.dumps(manifest).encode()
         with tarfile.open(out, "w") as t:
@@ -133,7 +189,7 @@ def main():
         return
     if not oci:
         members = {"blobs/sha256/" + h: b for h, b in blobs.items()}
-        manifest = [{"Config": "blobs/sha256/" + sha(config), "RepoTags": ["test:" + kind],
+        manifest = [{"Config": "blobs/sha256/" + config_name, "RepoTags": ["test:" + kind],
                      "Layers": ["blobs/sha256/" + sha(s) for s in stored]}]
         members["manifest.json"] = json.dumps(manifest).encode()
         with tarfile.open(out, "w") as t:
@@ -144,7 +200,7 @@ def main():
     man = json.dumps({
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": "sha256:" + sha(config), "size": len(config)},
+                   "digest": "sha256:" + config_name, "size": len(config)},
         "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar" +
                     ("+gzip" if s[:2] == b"\x1f\x8b" else ""),
                     "digest": "sha256:" + sha(s), "size": len(s)} for s in stored],

@@ -180,6 +180,110 @@ check "no absolute-path file" test ! -e /tmp/proctor-escape-absolute
 expect_eq "no escape file anywhere under the cache" "" "$(find "$XDG_CACHE_HOME" -name 'escape-*')"
 expect_eq "no half layer or root left" "" "$(find "$CACHE" -maxdepth 2 -name '.tmp-*')"
 
+# ---- an image's links resolve inside the image, never on the host ----
+# usr and srv link to a host directory holding a marker, etc to one holding
+# a 0600 file named like an allowlisted /etc file (root's, when run as root)
+# and a directory named like an allowlisted one.
+HU="$WORK/host-usr"
+HE="$WORK/host-etc"
+mkdir -p "$HU" "$HE/python3"
+secret=$(new_marker host-secret)
+echo "$secret-usr" >"$HU/usr-marker"
+echo "$secret-etc" >"$HE/nsswitch.conf"
+chmod 600 "$HE/nsswitch.conf"
+echo "$secret-py" >"$HE/python3/secret"
+LINK_USR="$HU" LINK_ETC="$HE" python3 "$MK" hostlinks "$IMG/hostlinks.tar"
+python3 "$MK" innerlinks "$IMG/innerlinks.tar"
+# the control: on the host those links lead to the secrets
+expect_eq "control: the host's directory holds the marker" "$secret-usr" "$(cat "$HU/usr-marker")"
+expect_eq "control: the 0600 file is there, readable by this user" "$secret-etc" "$(cat "$HE/nsswitch.conf")"
+out=$(img "$IMG/hostlinks.tar" -- sh -c 'cat /usr/usr-marker /etc/nsswitch.conf /etc/python3/secret /srv/usr-marker; ls /usr /etc; cat /bin/image-marker' 2>&1)
+expect_no_match "usr -> host dir: the host's files never reach the sandbox" "$secret" "$out"
+expect_match "the image itself still works" "from the image" "$out"
+# the control inside: links that stay in the image lead where they say
+out=$(img "$IMG/innerlinks.tar" -- sh -c 'cat /usr/inside-marker /etc/os-release' 2>&1)
+expect_match "usr -> /opt/usr: the image's own /opt/usr" "usr from inside the image" "$out"
+expect_match "etc -> /opt/../opt/etc: the image's own /etc files" "ID=inner-links" "$out"
+
+# ---- every digest is verified: a forged image cannot poison the cache ----
+# forged: base's config and diff_ids over other content; forgedcfg: other
+# layers under base's config digest. Each is refused, naming what lies, and
+# the legitimate image later gets its own files.
+python3 "$MK" forged "$IMG/forged.tar"
+python3 "$MK" forgedcfg "$IMG/forgedcfg.tar"
+for k in forged forgedcfg; do
+        "$PROCTOR" images prune >/dev/null
+        img "$IMG/$k.tar" -- cat /bin/image-marker >"$WORK/o" 2>"$WORK/e"
+        check "$k: refused" test $? -ne 0
+        expect_no_match "$k: its files never ran" "forged content" "$(cat "$WORK/o")"
+        expect_match "$k: says what does not match" "does not match its (diff_id|digest).*damaged or forged" "$(cat "$WORK/e")"
+        [ "$k" = forged ] && expect_match "forged: the layer is named" "layer 1 of 2 \(blobs/sha256/[0-9a-f]{64}\) does not match its diff_id" "$(cat "$WORK/e")"
+        expect_eq "$k: nothing of it cached" "" "$(find "$CACHE" -mindepth 2)"
+        expect_eq "$k: then the legitimate image gets its own files" "from the image" "$(img "$IMG/base.tar" -- cat /bin/image-marker 2>/dev/null)"
+done
+# forged's config is base's own (only its layer lied): once base is cached,
+# it names base's verified root and gets base's files
+expect_eq "forged, after base: base's verified files" "from the image" "$(img "$IMG/forged.tar" -- cat /bin/image-marker 2>/dev/null)"
+
+# ---- size caps: an image's unpacked size, the whole cache ----
+python3 "$MK" bomb "$IMG/bomb.tar"
+check "the bomb is small on disk" test "$(stat -c %s "$IMG/bomb.tar")" -lt $((4 << 20))
+"$PROCTOR" images prune >/dev/null
+PROCTOR_IMAGE_MAX=8M img "$IMG/bomb.tar" -- true 2>"$WORK/e"
+check "past PROCTOR_IMAGE_MAX: refused" test $? -ne 0
+expect_match "names the cap and how to raise it" "more than --image-max 8M allows.*--image-max SIZE \(or PROCTOR_IMAGE_MAX, or image_max" "$(cat "$WORK/e")"
+expect_eq "past the cap: nothing left in the cache" "" "$(find "$CACHE" -mindepth 2)"
+img "$IMG/bomb.tar" --image-max 8M -- true 2>"$WORK/e"
+expect_match "--image-max says the same" "more than --image-max 8M" "$(cat "$WORK/e")"
+expect_eq "with room it unpacks" "from the image" "$(img "$IMG/bomb.tar" --image-max 64M -- cat /bin/image-marker 2>/dev/null)"
+# the cache's cap: room for one image of these, the least recently used goes
+"$PROCTOR" images prune >/dev/null
+img "$IMG/base.tar" -- true 2>/dev/null
+bytes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$CACHE"/roots/*/image.json)
+echo "{\"image_cache_max\": $((bytes * 3 / 2))}" >"$WORK/cap.json"
+img "$IMG/hostile.tar" --config "$WORK/cap.json" -- true 2>/dev/null
+out=$("$PROCTOR" images)
+expect_match "past image_cache_max: the newest stays" "hostile.tar" "$out"
+expect_no_match "past image_cache_max: the least recently used went" "base.tar" "$out"
+expect_eq "and it runs again from the layers kept" "from the image" "$(img "$IMG/base.tar" --config "$WORK/cap.json" -- cat /bin/image-marker 2>/dev/null)"
+expect_no_match "now the other went" "hostile.tar" "$("$PROCTOR" images)"
+
+# ---- names from an image never bring an escape sequence to the terminal ----
+python3 "$MK" esc "$IMG/esc.tar"
+python3 "$MK" escname "$IMG/escname.tar"
+E=$(printf '\033')
+# a tarball not cached yet, so that its name is the one `proctor images` lists
+cp "$IMG/hostile.tar" "$IMG/tar${E}]0;owned$(printf '\007')name.tar"
+img "$IMG/esc.tar" -- true >/dev/null 2>"$WORK/e1"
+img "$IMG/escname.tar" -- true >/dev/null 2>"$WORK/e2"
+img "$IMG/tar${E}]0;owned$(printf '\007')name.tar" -- true >/dev/null 2>"$WORK/e3"
+"$PROCTOR" images >"$WORK/e4" 2>&1
+"$PROCTOR" exec --mode sandbox --workspace "$WORK/no${E}[2Jdir" -- true >/dev/null 2>"$WORK/e5"
+"$PROCTOR" run --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" --model "script:$WORK/s.jsonl" go >/dev/null 2>"$WORK/e6"
+"$PROCTOR" --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" </dev/null >/dev/null 2>"$WORK/e7"
+# the control: each message does quote the name, shown in caret notation
+expect_match "User shown" "image User '\^\[\[31mevil'" "$(cat "$WORK/e1")"
+expect_match "WorkingDir shown" "WorkingDir '/srv/\^\[\]0;owned\^Gapp'" "$(cat "$WORK/e1")"
+expect_match "the refused entry named" "entry 'bin/\.\./\.\./\^\[\[2J" "$(cat "$WORK/e2")"
+expect_match "the tarball's name in a note" "image .*/tar\^\[\]0;owned\^Gname.tar: 3 device nodes" "$(cat "$WORK/e3")"
+expect_match "images lists the tarball's name" "tar\^\[\]0;owned\^Gname.tar" "$(cat "$WORK/e4")"
+expect_match "the workspace named" "no\^\[\[2Jdir" "$(cat "$WORK/e5")"
+expect_match "run: the refused entry named" "entry 'bin/\.\./\.\./\^\[\[2J" "$(cat "$WORK/e6")"
+expect_match "the supervisor: the refused entry named" "entry 'bin/\.\./\.\./\^\[\[2J" "$(cat "$WORK/e7")"
+for i in 1 2 3 4 5 6 7; do
+        check "message $i: no ESC byte" test "$(grep -c "$E" "$WORK/e$i")" -eq 0
+done
+
+# ---- a cache an older proctor filled (digests never checked) is not trusted ----
+"$PROCTOR" images prune >/dev/null
+img "$IMG/base.tar" -- true 2>/dev/null
+check "the cache records its format" test -f "$CACHE/format"
+layer=$(dirname "$(dirname "$(ls "$CACHE"/layers/*/bin/image-marker)")")
+chmod u+w "$layer/bin/image-marker"
+echo poisoned >"$layer/bin/image-marker"
+rm -rf "$CACHE/roots" "$CACHE/format"
+expect_eq "an older cache's layers are unpacked again" "from the image" "$(img "$IMG/base.tar" -- cat /bin/image-marker 2>/dev/null)"
+
 # ---- an interrupted unpack is never trusted ----
 "$PROCTOR" images prune >/dev/null
 mkdir -p "$CACHE/roots/.tmp-stale/rootfs" "$CACHE/layers/.tmp-stale"

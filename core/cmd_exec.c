@@ -197,7 +197,7 @@ int cmd_exec_main(int argc, char **argv)
         /* After the image and the engine: what they say comes first. */
         if (o.mode == EXEC_SANDBOX &&
             exec_workspace_usable(ws, o.ws_mode, o.runtime == NULL, err, sizeof(err)) < 0) {
-                fprintf(stderr, "proctor exec: %s\n", err);
+                termout_message(stderr, "proctor exec: %s\n", err);
                 status = 2;
                 goto out;
         }

@@ -40,6 +40,15 @@ static void draw_setup_image(struct app *a, int *y, int x, int w)
         const char *d = img != NULL ? image_digest(img) : "";
         char line[512];
 
+        /* In local mode an image or a runtime means nothing: say so. */
+        if (a->mode != EXEC_SANDBOX && (a->o.image != NULL || a->o.runtime != NULL)) {
+                snprintf(line, sizeof(line),
+                         "%s %s: not used in local mode (tools run on this host)",
+                         a->o.runtime != NULL ? "runtime   " : "image     ",
+                         a->o.runtime != NULL ? a->o.runtime : a->o.image);
+                draw_put_untrusted(a, (*y)++, x, w, THEME_TEXT_DIM, line, strlen(line));
+                return;
+        }
         if (img == NULL && a->o.runtime != NULL) {
                 snprintf(line, sizeof(line), "runtime    %s: one container per call of image %s",
                          a->o.runtime, a->o.image != NULL ? a->o.image : "");

@@ -107,6 +107,11 @@ S
 start sv 160x40 "XDG_CACHE_HOME=$XDG_CACHE_HOME $PROCTOR --mode sandbox --image $IMG/base.tar --model script:$WORK/sv.jsonl"
 expect_screen sv "image      $IMG/base.tar \([0-9a-f]{12}\)" "the setup screen names the image and its digest"
 expect_screen sv "SANDBOX \\(isolated\\) .*IMAGE base.tar" "the header badge names the image"
+$T send-keys -t sv F2
+expect_screen sv "image      $IMG/base.tar: not used in local mode \\(tools run on this host\\)" \
+        "flipped to local, the setup screen says the image is not used"
+$T send-keys -t sv F2
+expect_screen sv "image      $IMG/base.tar \([0-9a-f]{12}\)" "flipped back, the image is named again"
 $T send-keys -t sv go Enter
 expect_screen sv "Seen the image" "the supervisor's session runs" 10
 $T send-keys -t sv Tab Enter

@@ -106,7 +106,14 @@ struct sandbox_host {
          * mounted under /.proctor/lib, and its loader (exec/selfrun). */
         struct selfrun self_run;
         unsigned long self_run_keep[SELFRUN_MAX_DIRS];
+        /* The host's CA certificates, for sandboxes that share its network
+         * (host-rooted only: an image brings its own); ca_keep: its locked
+         * mount flags. */
+        bool ca_store;
+        unsigned long ca_keep;
 };
+
+#define CA_STORE "/etc/ssl/certs"
 
 /* /etc entries a program may read; /etc/passwd, group, hostname and hosts
  * are written per sandbox instead. Anything else in /etc stays invisible. */
@@ -310,6 +317,10 @@ int sandbox_host_open_root(struct sandbox_host **out, const char *root, char *er
         }
         h->self_exe[n] = '\0';
         h->self_keep = sandbox_locked_flags(h->self_exe);
+        if (!image && stat(CA_STORE, &st) == 0 && S_ISDIR(st.st_mode)) {
+                h->ca_store = true;
+                h->ca_keep = sandbox_locked_flags(CA_STORE);
+        }
         /* Everything below is looked up from this root, the image's or "/". */
         rootfd = open(image ? root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0) {
@@ -542,6 +553,13 @@ static void populate_etc(const struct sandbox_plan *p)
         write_file(p, "etc/hosts", hosts, sizeof(hosts) - 1);
         if (p->share_net)
                 copy_resolv_conf(p);
+        /* HTTPS from a sandbox that shares the network needs the CA store
+         * (its links lead into the read-only /usr). */
+        if (p->share_net && h->ca_store) {
+                if (mkdir("etc/ssl", 0755) != 0 && errno != EEXIST)
+                        setup_fail(p, "etc/ssl");
+                bind_ro(p, CA_STORE, -1, CA_STORE + 1, h->ca_keep, true);
+        }
 }
 
 static void mount_tmpfs(const struct sandbox_plan *p, const char *path, const char *mode,

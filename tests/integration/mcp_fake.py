@@ -5,9 +5,10 @@
 #   unix {name}           connects to the abstract unix socket @NAME
 #   env {}                the server's environment, one K=V a line
 #   whoami {}             hostname and pid, as the server sees them
-#   probe {}              "root: ..., unshare: ..., socketpair: ...": whether
-#                         /root can be listed, unshare(CLONE_NEWNET) and
-#                         socketpair(AF_UNIX) work
+#   probe {}              "root: ..., unshare: ..., socketpair: ..., ca: N":
+#                         whether /root can be listed, unshare(CLONE_NEWNET)
+#                         and socketpair(AF_UNIX) work, and how many CA
+#                         certificates an HTTPS client would trust
 import ctypes
 import errno
 import json
@@ -59,7 +60,9 @@ def call(name, args):
             pair = "ok"
         except OSError as e:
             pair = errno.errorcode.get(e.errno, str(e.errno))
-        return "root: %s, unshare: %s, socketpair: %s" % (root, unshare, pair)
+        import ssl
+        ca = ssl.create_default_context().cert_store_stats()["x509_ca"]
+        return "root: %s, unshare: %s, socketpair: %s, ca: %d" % (root, unshare, pair, ca)
     return None
 
 

@@ -75,8 +75,11 @@ expect_match "sandbox: the host's abstract unix sockets stay out of reach" \
         "^failed: .*(not permitted|denied)" "$(result call_3 <"$T")"
 expect_match "sandbox: the networked server keeps its own uts and pid namespaces" \
         "^sandbox [0-9]$" "$(result call_4 <"$T")"
-expect_eq "sandbox: it sees no host home, seccomp still refuses namespaces, socketpair works" \
-        "root: ENOENT, unshare: EPERM, socketpair: ok" "$(result call_5 <"$T")"
+expect_match "sandbox: it sees no host home, seccomp still refuses namespaces, socketpair works, the host's CA certificates are trusted" \
+        "^root: ENOENT, unshare: EPERM, socketpair: ok, ca: [1-9][0-9]*$" "$(result call_5 <"$T")"
+expect_match "control: the host trusts CA certificates too" "ca: [1-9]" \
+        "$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{}}}' |
+                python3 "$WORK/mcp_fake.py")"
 expect_eq "sandbox: exec.create says the network is shared" shared "$(net_of "mcp server net (host network)" <"$T")"
 expect_eq "sandbox: and none for the other" none "$(net_of "mcp server iso" <"$T")"
 expect_match "sandbox: mcp list says so" "^net: ready, 5 tools, network \(the host's" \

@@ -1569,6 +1569,44 @@ static void cache_enforce(const char *roots, uint64_t cap, const char *keep)
         free(c);
 }
 
+/* An engine's image already in the cache: the engine's id for the name is
+ * its config's digest, which names a root assembled and verified before;
+ * the root's record holds what a session needs of the config. 0 when
+ * taken; otherwise the image is exported as usual. */
+static int open_engine_cached(const char *ref, struct image *img)
+{
+        char hex[65], why[512], roots[PATH_MAX], final[PATH_MAX + 80], meta[PATH_MAX + 100];
+        struct stat st;
+        json_t *j, *env, *v;
+        size_t i, n = 0;
+
+        if (stat(ref, &st) == 0 || errno != ENOENT || !image_engine_name_ok(ref) ||
+            image_engine_id(ref, hex, why, sizeof(why)) < 0 ||
+            cache_sub(roots, sizeof(roots), "roots", why, sizeof(why)) < 0)
+                return -ENOENT;
+        snprintf(final, sizeof(final), "%s/%s", roots, hex);
+        snprintf(meta, sizeof(meta), "%s/image.json", final);
+        if ((j = json_load_file(meta, 0, NULL)) == NULL)
+                return -ENOENT;
+        env = json_object_get(j, "env");
+        img->env = calloc(json_array_size(env) + 1, sizeof(char *));
+        json_array_foreach (env, i, v)
+                if (img->env != NULL && json_is_string(v) &&
+                    (img->env[n] = strdup(json_string_value(v))) != NULL)
+                        n++;
+        snprintf(img->digest, sizeof(img->digest), "sha256:%s", hex);
+        snprintf(img->root, sizeof(img->root), "%s/rootfs", final);
+        snprintf(img->workdir, sizeof(img->workdir), "%s",
+                 json_string_value(json_object_get(j, "workdir")) ?: "");
+        snprintf(img->user, sizeof(img->user), "%s",
+                 json_string_value(json_object_get(j, "user")) ?: "");
+        json_decref(j);
+        if (img->env == NULL)
+                return -ENOMEM;
+        utimensat(AT_FDCWD, final, NULL, 0); /* last used now */
+        return 0;
+}
+
 int image_open(const char *ref, const struct image_caps *caps, struct image **out, char *err,
                size_t errlen)
 {
@@ -1590,6 +1628,10 @@ int image_open(const char *ref, const struct image_caps *caps, struct image **ou
         img->cap_is_cache = cache_max < image_max;
         img->budget = img->cap = img->cap_is_cache ? cache_max : image_max;
         cache_upgrade();
+        memset(&src, 0, sizeof(src));
+        src.fd = -1;
+        if ((rc = open_engine_cached(ref, img)) == 0)
+                goto out;
         if ((rc = source_open(ref, &src, err, errlen)) < 0)
                 goto out;
         if (source_has(&src, "manifest.json")) {

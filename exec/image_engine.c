@@ -6,10 +6,12 @@
 #include "exec/image_engine.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@
 #include "exec/fdio.h"
 
 #define ENGINE_HEAD_MAX 16384
+/* An inspection is a few KiB; a larger answer is not read. */
+#define ENGINE_INSPECT_MAX (1u << 20)
 
 bool image_engine_name_ok(const char *name)
 {
@@ -89,7 +93,10 @@ static int read_head(int s, char *head, size_t cap, int *status, char **body, si
         return 0;
 }
 
-int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
+/* GET /images/NAME/OP (OP: "get" exports, "json" inspects), the body
+ * written to out_fd; `what` names the operation in errors. */
+static int engine_get(const char *name, const char *op, const char *what, int out_fd, char *err,
+                      size_t errlen)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         char path[sizeof(sa.sun_path)], req[512], *head = NULL, *body, buf[65536];
@@ -109,7 +116,7 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
                 snprintf(err, errlen, "cannot reach the engine at %s: %s", path, strerror(errno));
                 goto out;
         }
-        snprintf(req, sizeof(req), "GET /images/%s/get HTTP/1.0\r\nHost: engine\r\n\r\n", name);
+        snprintf(req, sizeof(req), "GET /images/%s/%s HTTP/1.0\r\nHost: engine\r\n\r\n", name, op);
         head = malloc(ENGINE_HEAD_MAX);
         if (head == NULL || (rc = fdio_write_all(s, req, strlen(req))) < 0 ||
             (rc = read_head(s, head, ENGINE_HEAD_MAX, &status, &body, &nbody)) < 0) {
@@ -126,8 +133,8 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
                 goto out;
         }
         if (status != 200 || strcasestr(head, "\r\ntransfer-encoding:") != NULL) {
-                snprintf(err, errlen, "the engine at %s answered %d to the export of %s", path,
-                         status, name);
+                snprintf(err, errlen, "the engine at %s answered %d to the %s of %s", path, status,
+                         what, name);
                 rc = -EPROTO;
                 goto out;
         }
@@ -143,10 +150,55 @@ int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
                 rc = fdio_write_all(out_fd, buf, (size_t)r);
         }
         if (rc < 0)
-                snprintf(err, errlen, "exporting %s from the engine: %s", name, strerror(-rc));
+                snprintf(err, errlen, "the %s of %s from the engine: %s", what, name,
+                         strerror(-rc));
 out:
         free(head);
         if (s >= 0)
                 close(s);
+        return rc;
+}
+
+int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
+{
+        return engine_get(name, "get", "export", out_fd, err, errlen);
+}
+
+int image_engine_id(const char *name, char hex[65], char *err, size_t errlen)
+{
+        char *buf = malloc(ENGINE_INSPECT_MAX + 1);
+        json_t *j = NULL;
+        const char *id;
+        ssize_t n;
+        int fd = memfd_create("proctor-inspect", MFD_CLOEXEC), rc;
+
+        if (fd < 0 || buf == NULL) {
+                rc = fd < 0 ? -errno : -ENOMEM;
+                free(buf);
+                if (fd >= 0)
+                        close(fd);
+                return rc;
+        }
+        rc = engine_get(name, "json", "inspection", fd, err, errlen);
+        if (rc == 0 && (n = pread(fd, buf, ENGINE_INSPECT_MAX + 1, 0)) >= 0 &&
+            n <= ENGINE_INSPECT_MAX) {
+                buf[n] = '\0';
+                j = json_loads(buf, 0, NULL);
+        }
+        close(fd);
+        free(buf);
+        if (rc < 0)
+                return rc;
+        id = json_string_value(json_object_get(j, "Id"));
+        rc = -EPROTO;
+        if (id != NULL && strncmp(id, "sha256:", 7) == 0 && strlen(id) == 71 &&
+            strspn(id + 7, "0123456789abcdef") == 64) {
+                memcpy(hex, id + 7, 65);
+                rc = 0;
+        } else {
+                snprintf(err, errlen, "the engine's inspection of %s names no sha256 image id",
+                         name);
+        }
+        json_decref(j);
         return rc;
 }

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """A stand-in for the Docker Engine API on a unix socket, for --image NAME:
 engine_fake.py SOCKET NAME=TARBALL... serves GET /images/NAME/get with the
-tarball and 404 for anything else, and logs each request line to stdout."""
+tarball, GET /images/NAME/json with its Id (the sha256 of its config, as an
+engine gives it) and 404 for anything else, and logs each request line to
+stdout."""
+import hashlib
 import http.server
+import json
 import os
+import tarfile
 import socketserver
 import sys
 
@@ -13,13 +18,20 @@ sock, images = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         print(self.requestline, flush=True)
-        name = self.path[len("/images/"):-len("/get")] if self.path.endswith("/get") else None
+        op = self.path.rsplit("/", 1)[-1]
+        name = self.path[len("/images/"):-len(op) - 1] if op in ("get", "json") else None
         if not self.path.startswith("/images/") or name not in images:
             self.send_error(404, "No such image")
             return
-        data = open(images[name], "rb").read()
+        if op == "json":
+            data = json.dumps({"Id": "sha256:" + config_digest(images[name])}).encode()
+            kind = "application/json"
+        else:
+            data = open(images[name], "rb").read()
+            kind = "application/x-tar"
         self.send_response(200)
-        self.send_header("Content-Type", "application/x-tar")
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
@@ -28,6 +40,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *a):
         pass
+
+
+def config_digest(tarball):
+    with tarfile.open(tarball) as t:
+        manifest = json.load(t.extractfile("manifest.json"))
+        return hashlib.sha256(t.extractfile(manifest[0]["Config"]).read()).hexdigest()
 
 
 class Server(socketserver.UnixStreamServer):

@@ -84,9 +84,20 @@ python3 "$TOP/tests/integration/engine_fake.py" "$WORK/engine.sock" "test/base:1
 engine=$!
 for _ in $(seq 50); do [ -S "$WORK/engine.sock" ] && break; sleep 0.1; done
 export DOCKER_HOST="unix://$WORK/engine.sock"
-out=$(img test/base:1 -- cat /bin/image-marker 2>"$WORK/e") || cat "$WORK/e" "$WORK/engine.log"
+# (a cache of its own: the file it comes from is cached already above)
+out=$(XDG_CACHE_HOME="$WORK/cache-engine" img test/base:1 -- cat /bin/image-marker 2>"$WORK/e") ||
+        cat "$WORK/e" "$WORK/engine.log"
 expect_eq "an engine's image by name" "from the image" "$out"
-expect_match "fetched with GET /images/NAME/get" "^GET /images/test/base:1/get HTTP/1.0" "$(cat "$WORK/engine.log")"
+expect_eq "first its id, then the export (GET /images/NAME/get)" \
+        "GET /images/test/base:1/json HTTP/1.0,GET /images/test/base:1/get HTTP/1.0" \
+        "$(paste -sd, "$WORK/engine.log")"
+# once cached, the name is resolved (GET /images/NAME/json) and nothing exported again
+seen=$(wc -l <"$WORK/engine.log")
+out=$(XDG_CACHE_HOME="$WORK/cache-engine" img test/base:1 -- cat /bin/image-marker 2>"$WORK/e") ||
+        cat "$WORK/e" "$WORK/engine.log"
+expect_eq "cached: the engine's image by name again" "from the image" "$out"
+expect_eq "cached: only its id is asked for" "GET /images/test/base:1/json HTTP/1.0" \
+        "$(tail -n +$((seen + 1)) "$WORK/engine.log")"
 img not/there:1 -- true 2>"$WORK/e"
 expect_eq "not in the store: usage error" 2 $?
 expect_match "says docker pull" "not in the engine's store.*docker pull not/there:1" "$(cat "$WORK/e")"

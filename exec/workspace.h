@@ -45,5 +45,8 @@ uint64_t ws_quota_room(const struct exec_workspace *w);
 /* A stats tick or a spawn: checks the filesystem, walks when needed. */
 void ws_quota_sample(struct exec_workspace *w);
 bool ws_quota_over(const struct exec_workspace *w);
+/* Frees the quota with the workspace; false while a walk still reads the
+ * workspace (the walk frees it when it ends). */
+bool ws_quota_release(struct exec_workspace *w);
 
 #endif

@@ -29,6 +29,11 @@
 #define INODE_CHARGE        4096u
 #define WALK_MAX_DEVS       64   /* the workspace's and its btrfs subvolumes' */
 #define WALK_MIN_GAP_MS     1000 /* between walks started by the sampler */
+/* A walk at least this often while sandboxes write, whatever the
+ * filesystem's usage says (btrfs counts written data there only once it
+ * reaches the disk), but never taking more than a tenth of the time. */
+#define WALK_MAX_GAP_MS 5000
+#define WALK_DUTY       10
 #define WALK_INLINE_ENTRIES 1000 /* a base walk this small runs on the loop */
 /* Growth tolerated while over the quota: a file removed and written
  * again, directory blocks. */
@@ -54,6 +59,7 @@ struct ws_quota {
         uint64_t walk_res; /* the running walk's result (written by the worker) */
         int walk_err;
         uint64_t last_walk_ms;
+        uint64_t walk_ms; /* how long the last walk took */
         uint64_t over_at; /* the size that stops executions (grows while over) */
         uv_work_t work;
 };
@@ -496,6 +502,7 @@ static void walk_done(uv_work_t *req, int status)
         struct ws_quota *q = w->quota;
 
         q->walking = false;
+        q->walk_ms = mono_ms() - q->last_walk_ms;
         if (w->free_after_walk) {
                 w->free_after_walk = false;
                 exec_workspace_free(w);
@@ -602,7 +609,7 @@ uint64_t ws_quota_room(const struct exec_workspace *w)
 void ws_quota_sample(struct exec_workspace *w)
 {
         struct ws_quota *q = w->quota;
-        uint64_t fs, bound;
+        uint64_t fs, bound, since;
 
         if (q == NULL || q->walking || !q->base_known)
                 return;
@@ -611,12 +618,13 @@ void ws_quota_sample(struct exec_workspace *w)
                 walk_start(w);
                 return;
         }
-        if (mono_ms() - q->last_walk_ms < WALK_MIN_GAP_MS)
+        since = mono_ms() - q->last_walk_ms;
+        if (since < WALK_MIN_GAP_MS)
                 return;
         fs = fs_used(w);
         bound =
             (q->used > q->base ? q->used - q->base : 0) + (fs > q->fs_mark ? fs - q->fs_mark : 0);
-        if (bound > q->limit)
+        if (bound > q->limit || (since >= WALK_MAX_GAP_MS && since >= q->walk_ms * WALK_DUTY))
                 walk_start(w);
 }
 

@@ -26,14 +26,14 @@
  * takes an inode and no block on most filesystems, and a filesystem's
  * inodes run out long before its bytes if only bytes are counted. One
  * 4 KiB block: a 10M quota allows 2,560 empty files. */
-#define INODE_CHARGE        4096u
-#define WALK_MAX_DEVS       64   /* the workspace's and its btrfs subvolumes' */
-#define WALK_MIN_GAP_MS     1000 /* between walks started by the sampler */
+#define INODE_CHARGE    4096u
+#define WALK_MAX_DEVS   64   /* the workspace's and its btrfs subvolumes' */
+#define WALK_MIN_GAP_MS 1000 /* between walks started by the sampler */
 /* A walk at least this often while sandboxes write, whatever the
  * filesystem's usage says (btrfs counts written data there only once it
  * reaches the disk), but never taking more than a tenth of the time. */
-#define WALK_MAX_GAP_MS 5000
-#define WALK_DUTY       10
+#define WALK_MAX_GAP_MS     5000
+#define WALK_DUTY           10
 #define WALK_INLINE_ENTRIES 1000 /* a base walk this small runs on the loop */
 /* Growth tolerated while over the quota: a file removed and written
  * again, directory blocks. */
@@ -110,7 +110,11 @@ struct frame {
 
 struct walk {
         uint64_t total;
-        uint64_t unreadable_charge; /* for a directory it cannot read */
+        /* For what it cannot read (a directory made 0000, a mapping of a
+         * deleted file that only root may stat): past the quota at once,
+         * slack included, so that hiding space is never cheaper than
+         * showing it. */
+        uint64_t unreadable_charge;
         struct id_set seen;
         uint64_t entries, max_entries; /* stops (too big) past max, 0: no max */
         uint64_t mnt_id;               /* the workspace's mount, when known */
@@ -446,7 +450,8 @@ static int ws_size(const struct exec_workspace *w, const pid_t *roots, size_t nr
                    uint64_t max_entries, uint64_t *out)
 {
         const struct ws_quota *q = w->quota;
-        struct walk wk = {.max_entries = max_entries, .unreadable_charge = q->limit + 1};
+        struct walk wk = {.max_entries = max_entries,
+                          .unreadable_charge = q->limit + WALK_GROWTH_SLACK + 1};
         int fd =
             openat(q->tree_fd >= 0 ? q->tree_fd : w->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct stat st;

@@ -3,7 +3,8 @@
 # workspace misses: fallocate's keep-size mode, a tree deeper than a
 # recursive walk goes, files deleted while held open or mapped, empty files
 # until the filesystem has no inodes left, directories the walk may not
-# read, filesystems mounted inside the workspace and btrfs subvolumes. Each
+# read, filesystems mounted inside the workspace, btrfs subvolumes and
+# extended attributes kept outside st_blocks. Each
 # attack runs under --disk 10M; its control shows that the same attack
 # really takes the space where the quota does not stop it. Space is tens of
 # MiB at most; the inode attack runs on a tmpfs made here.
@@ -218,6 +219,33 @@ if is_root && [ -n "$MKBTRFS" ] && [ -n "$BTRFS" ] && grep -qw btrfs /proc/files
                 > "$WORK/subvol-control.jsonl" 2>/dev/null
         k=$(used_kib "$B/ws/pre")
         if [ "$k" -ge 32768 ]; then pass; else fail "control: the subvolume took only $k KiB"; fi
+        rm -f "$B"/ws/pre/f*
+        # Extended attributes: btrfs keeps them in its metadata, out of
+        # st_blocks' count (32 MB of values on one empty file)
+        XATTRS='
+import os, sys, time
+p = sys.argv[1] + "/x"
+open(p, "w").close()
+for i in range(2000):
+    os.setxattr(p, "user.k%05d" % i, b"v" * 16000)
+print("set", flush=True)
+time.sleep(float(sys.argv[2]))
+print("survived")'
+        "$PROCTOR" exec --mode sandbox --workspace "$B/ws" --disk $Q --json -- python3 -c "$XATTRS" \
+                /workspace $HOLD > "$WORK/xattrs.jsonl" 2>/dev/null
+        stopped xattrs "32 MB of extended attributes on btrfs"
+        rm -f "$B/ws/x"
+        sync -f "$B"
+        u0=$(df -k --output=used "$B" | tail -n 1)
+        "$PROCTOR" exec --mode sandbox --workspace "$B/ws" --json -- python3 -c "$XATTRS" /workspace 0 \
+                > "$WORK/xattrs-control.jsonl" 2>/dev/null
+        sync -f "$B"
+        u1=$(df -k --output=used "$B" | tail -n 1)
+        expect_match "control: the attributes are set under the default quota" "survived" \
+                "$(output xattrs-control)"
+        if [ $((u1 - u0)) -ge 32768 ] && [ "$(stat -c %b "$B/ws/x")" -eq 0 ]; then pass; else
+                fail "control: attributes took $((u1 - u0)) KiB, the file $(stat -c %b "$B/ws/x") blocks"
+        fi
         umount "$B"
 else
         echo "note: btrfs subvolume attacks skipped (root, btrfs-progs and the btrfs module needed)"

@@ -127,7 +127,8 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
                          : "acted on as you; opened once per session",
             "file_modes", "no setuid, setgid or device file can be made (seccomp)", "disk",
             "quota per session on what sandboxes add to the workspace (--disk, default 4G): "
-            "allocated blocks (btrfs: and extended attributes), at least 4 KiB per inode, and "
+            "allocated blocks (and extended attributes, on btrfs and others that keep them "
+            "elsewhere), at least 4 KiB per inode, and "
             "deleted files a sandbox still holds; "
             "walked when the filesystem grows and at least every 5 s, each file held to the room "
             "left (RLIMIT_FSIZE); fallocate's keep-size modes and subvolumes refused (seccomp)",

@@ -129,7 +129,11 @@ static json_t *enforcement(const struct probe_report *r, const struct smoke *s)
                          : "acted on as you; opened once per session",
             "file_modes", "no setuid, setgid or device file can be made (seccomp)", "disk",
             "quota per session on what sandboxes add to the workspace (--disk, default 4G): "
-            "walked when the filesystem grows, each file held to the room left (RLIMIT_FSIZE)",
+            "allocated blocks (and extended attributes, on btrfs and others that keep them "
+            "elsewhere), at least 4 KiB per inode, and "
+            "deleted files a sandbox still holds; "
+            "walked when the filesystem grows and at least every 5 s, each file held to the room "
+            "left (RLIMIT_FSIZE); fallocate's keep-size modes and subvolumes refused (seccomp)",
             "kernel_counters",
             "per sandbox: 16 inotify instances (user namespace), no fanotify (seccomp), 256 queued "
             "signals, 64K message queues, 1024 open files (4096 hard)",

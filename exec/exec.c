@@ -1484,6 +1484,20 @@ static void quota_over(struct exec_workspace *w, void *ud)
                         kill_for(e, EXEC_DISK_LIMIT);
 }
 
+/* The inits of the native sandboxes writing to `w`, whose processes the
+ * quota's walk looks through for deleted files they still hold. A
+ * container's processes are the engine's: not listed. */
+static size_t quota_pids(struct exec_workspace *w, void *ud, pid_t *out, size_t max)
+{
+        struct exec_engine *eng = ud;
+        size_t n = 0;
+
+        for (struct exec *e = eng->list; e != NULL; e = e->next)
+                if (e->ws == w && e->rt == NULL && e->pid > 0 && !e->reaped && n++ < max)
+                        out[n - 1] = e->pid;
+        return n;
+}
+
 /* The host ids a child runs as: the workspace's (see exec_workspace_open);
  * a sandbox without a workspace run by root gets nobody. */
 static void pick_ids(const struct exec_request *req, const struct exec_workspace *ws, uint32_t *uid,
@@ -2391,7 +2405,7 @@ static int rt_spawn(struct exec_engine *eng, const struct exec_request *req,
          * the engine (exec__rt_disk_room). */
         if (ws != NULL && exec_request_disk_quota(req) && eng->rt->workspace_here != NULL &&
             eng->rt->workspace_here(eng->rt_state) &&
-            ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0)
+            ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, quota_pids, eng) == 0)
                 e->ws = ws;
         if ((rc = eng->rt->spawn(eng->rt_state, e, &r, err, errlen)) < 0) {
                 exec_workspace_free(own_ws);
@@ -2549,8 +2563,8 @@ int exec_spawn(struct exec_engine *eng, const struct exec_request *req,
         e->ud = ud;
         e->t0_us = t0;
         eng->live++;
-        if (exec_request_disk_quota(req) &&
-            ws_quota_start(ws, eng->loop, req->limits.disk_bytes, quota_over, eng) == 0) {
+        if (exec_request_disk_quota(req) && ws_quota_start(ws, eng->loop, req->limits.disk_bytes,
+                                                           quota_over, quota_pids, eng) == 0) {
                 e->ws = ws;
                 ws_quota_sample(ws);
         }

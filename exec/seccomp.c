@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/falloc.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -54,9 +56,10 @@ struct seccomp_policy {
 };
 
 enum check {
-        ANY_ARGS,      /* allowed whatever the arguments */
-        NO_NAMESPACES, /* clone: flags must not create a namespace */
-        SAFE_FAMILY,   /* socket, socketpair: only the families below */
+        ANY_ARGS,         /* allowed whatever the arguments */
+        NO_NAMESPACES,    /* clone: flags must not create a namespace */
+        SAFE_FAMILY,      /* socket, socketpair: only the families below */
+        PLAIN_ALLOCATION, /* fallocate: mode 0 only */
 };
 
 /* The allowlist: what bash, python3, coreutils, git, gcc and make need, and
@@ -66,7 +69,7 @@ static const char *const allowlist[] = {
     /* Reading and writing open files. */
     "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
     "pwritev2", "lseek", "sendfile", "copy_file_range", "fsync", "fdatasync", "ftruncate",
-    "fallocate", "fadvise64",
+    "fadvise64",
     /* Descriptors; ioctl requests are narrowed by the guard filter. */
     "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "ioctl", "pipe", "pipe2",
     /* Paths: open, inspect, create, change. */
@@ -121,14 +124,41 @@ static const struct {
     {"clone", NO_NAMESPACES},
     {"socket", SAFE_FAMILY},
     {"socketpair", SAFE_FAMILY},
+    {"fallocate", PLAIN_ALLOCATION},
 };
+
+#ifndef FALLOC_FL_WRITE_ZEROES
+#define FALLOC_FL_WRITE_ZEROES 0x80
+#endif
+
+/* fallocate's other modes, answered "not supported", as a filesystem
+ * without them would (tools then fall back). Plain allocation grows the
+ * file, so RLIMIT_FSIZE holds it to the disk quota's room; KEEP_SIZE
+ * allocates past the end, out of that limit's sight (200 MiB at once
+ * under a 10M quota), and the others are of no use to a tool's work. */
+static const unsigned long refused_falloc_modes[] = {
+    FALLOC_FL_KEEP_SIZE,  FALLOC_FL_PUNCH_HOLE,   FALLOC_FL_NO_HIDE_STALE, FALLOC_FL_COLLAPSE_RANGE,
+    FALLOC_FL_ZERO_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_UNSHARE_RANGE, FALLOC_FL_WRITE_ZEROES};
 
 /* AF_NETLINK stays: glibc's getaddrinfo asks the kernel for local addresses. */
 static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
+/* bcachefs's BCH_IOCTL_SUBVOLUME_CREATE: _IOW(0xbc, 16, a 32-byte struct);
+ * not in the kernel's exported headers. */
+#define BCH_IOCTL_SUBVOLUME_CREATE _IOC(_IOC_WRITE, 0xbc, 16, 32)
+
 /* TIOCSTI and TIOCLINUX can push keystrokes into the terminal of whoever
- * reads the output later. */
-static const unsigned long refused_ioctls[] = {TIOCSTI, TIOCLINUX};
+ * reads the output later. A subvolume or snapshot is a new filesystem
+ * tree with its own device number inside the workspace: the disk quota's
+ * walk counts the subvolumes it finds, but a snapshot can share a whole
+ * tree's blocks at no cost to its maker, so none may be made. */
+static const unsigned long refused_ioctls[] = {TIOCSTI,
+                                               TIOCLINUX,
+                                               BTRFS_IOC_SNAP_CREATE,
+                                               BTRFS_IOC_SNAP_CREATE_V2,
+                                               BTRFS_IOC_SUBVOL_CREATE,
+                                               BTRFS_IOC_SUBVOL_CREATE_V2,
+                                               BCH_IOCTL_SUBVOLUME_CREATE};
 
 /* Modes that must never reach a file a sandbox creates or changes: the
  * workspace is a host directory, and a setuid or setgid file left there runs
@@ -268,6 +298,14 @@ static int allow_call(scmp_filter_ctx ctx, const char *name, enum check check, b
                         rc = seccomp_rule_add(
                             ctx, SCMP_ACT_ALLOW, nr, 1,
                             SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, (scmp_datum_t)socket_families[i]));
+                return rc;
+        case PLAIN_ALLOCATION:
+                rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+                                      SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, 0));
+                for (size_t i = 0; i < ARRAY_LEN(refused_falloc_modes) && rc == 0; i++)
+                        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP), nr, 1,
+                                              SCMP_A1(SCMP_CMP_MASKED_EQ, refused_falloc_modes[i],
+                                                      refused_falloc_modes[i]));
                 return rc;
         }
         abort();
@@ -609,6 +647,18 @@ static void profile_mode_call(json_t *rules, size_t i)
 
 static void profile_checked_call(json_t *rules, const char *name, enum check check)
 {
+        if (check == PLAIN_ALLOCATION) {
+                profile_rule(rules, name, "SCMP_ACT_ALLOW",
+                             json_pack("[o]", masked_eq(1, LOW32, 0)));
+                for (size_t i = 0; i < ARRAY_LEN(refused_falloc_modes); i++) {
+                        json_t *r = json_pack(
+                            "{s:[s],s:s,s:i,s:[o]}", "names", name, "action", "SCMP_ACT_ERRNO",
+                            "errnoRet", EOPNOTSUPP, "args",
+                            masked_eq(1, refused_falloc_modes[i], refused_falloc_modes[i]));
+                        json_array_append_new(rules, r);
+                }
+                return;
+        }
         if (check == NO_NAMESPACES) {
                 profile_rule(rules, name, "SCMP_ACT_ALLOW",
                              json_pack("[o]", masked_eq(0, NAMESPACE_FLAGS, 0)));

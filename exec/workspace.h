@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "exec/exec.h"
@@ -47,14 +48,22 @@ bool exec_workspace_as_root(const struct exec_workspace *w);
 /* The disk quota: what rw sandboxes add to the workspace, measured by
  * walking it (on the loop's thread pool) when the filesystem's own usage
  * says the workspace may have grown past the quota; a single file is held
- * to the room left by RLIMIT_FSIZE. `over` runs when a walk finds the quota
- * exceeded. Starting it again is a no-op. */
+ * to the room left by RLIMIT_FSIZE. Counts allocated blocks, at least 4 KiB
+ * per inode, and the deleted files that the processes under the inits
+ * `pids` lists (its return: how many there are, filling at most max) hold
+ * open or mapped. `over` runs when a walk finds the quota exceeded.
+ * Starting it again is a no-op. */
 int ws_quota_start(struct exec_workspace *w, uv_loop_t *loop, uint64_t limit,
-                   void (*over)(struct exec_workspace *w, void *ud), void *ud);
+                   void (*over)(struct exec_workspace *w, void *ud),
+                   size_t (*pids)(struct exec_workspace *w, void *ud, pid_t *out, size_t max),
+                   void *ud);
 /* Bytes a new execution may still add (for RLIMIT_FSIZE). */
 uint64_t ws_quota_room(const struct exec_workspace *w);
 /* A stats tick or a spawn: checks the filesystem, walks when needed. */
 void ws_quota_sample(struct exec_workspace *w);
 bool ws_quota_over(const struct exec_workspace *w);
+/* Frees the quota with the workspace; false while a walk still reads the
+ * workspace (the walk frees it when it ends). */
+bool ws_quota_release(struct exec_workspace *w);
 
 #endif

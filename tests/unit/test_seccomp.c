@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/falloc.h>
 #include <linux/keyctl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -419,6 +422,18 @@ static int attempt_thread(unsigned long arg)
         return rc ? rc : ret == &token ? 0 : EIO;
 }
 
+/* arg: fallocate's mode, on a memfd (which has every mode). */
+static int attempt_fallocate(unsigned long mode)
+{
+        int fd = memfd_create("probe", MFD_CLOEXEC), rc;
+
+        if (fd < 0)
+                return -1;
+        rc = result_of(syscall(SYS_fallocate, fd, mode, 0L, 65536L));
+        close(fd);
+        return rc;
+}
+
 static int attempt_ioctl_fionread(unsigned long request)
 {
         int fds[2], avail = -1;
@@ -491,8 +506,26 @@ static const struct probe probes[] = {
     {"refuses ioctl(TIOCLINUX)", attempt_ioctl_bad_fd, TIOCLINUX, EPERM},
     {"refuses ioctl(TIOCLINUX) with junk high bits", attempt_ioctl_bad_fd, JUNK_HIGH | TIOCLINUX,
      EPERM},
+    {"refuses ioctl(BTRFS_IOC_SUBVOL_CREATE)", attempt_ioctl_bad_fd, BTRFS_IOC_SUBVOL_CREATE,
+     EPERM},
+    {"refuses ioctl(BTRFS_IOC_SUBVOL_CREATE_V2)", attempt_ioctl_bad_fd, BTRFS_IOC_SUBVOL_CREATE_V2,
+     EPERM},
+    {"refuses ioctl(BTRFS_IOC_SNAP_CREATE)", attempt_ioctl_bad_fd, BTRFS_IOC_SNAP_CREATE, EPERM},
+    {"refuses ioctl(BTRFS_IOC_SNAP_CREATE_V2)", attempt_ioctl_bad_fd, BTRFS_IOC_SNAP_CREATE_V2,
+     EPERM},
+    {"answers fallocate(KEEP_SIZE) not supported", attempt_fallocate, FALLOC_FL_KEEP_SIZE,
+     EOPNOTSUPP},
+    {"answers fallocate(PUNCH_HOLE|KEEP_SIZE) not supported", attempt_fallocate,
+     FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, EOPNOTSUPP},
+    {"answers fallocate(ZERO_RANGE) not supported", attempt_fallocate, FALLOC_FL_ZERO_RANGE,
+     EOPNOTSUPP},
+    {"answers fallocate(KEEP_SIZE) with junk high bits not supported", attempt_fallocate,
+     JUNK_HIGH | FALLOC_FL_KEEP_SIZE, EOPNOTSUPP},
+    {"refuses fallocate with an unknown mode bit", attempt_fallocate, 0x4000, EPERM},
 
     {"allows getpid", attempt_getpid, 0, 0},
+    {"allows fallocate (plain allocation)", attempt_fallocate, 0, 0},
+    {"allows fallocate (plain allocation) with junk high bits", attempt_fallocate, JUNK_HIGH, 0},
     {"allows pipe write and read", attempt_pipe_write, 0, 0},
     {"allows open and read of a file", attempt_open_read, 0, 0},
     {"allows fork and waitpid", attempt_fork_wait, 0, 0},

@@ -30,6 +30,7 @@
 #include "exec/http.h"
 #include "exec/seccomp.h"
 #include "exec/selfrun.h"
+#include "exec/workspace.h"
 
 #define ATTACH_HEAD_MAX 4096
 #define END_GRACE_MS    500  /* output still due once the wait answered */
@@ -45,7 +46,7 @@ struct docker_rt {
         struct http_client *http;
         struct docker_endpoint ep;
         char *image, *session;
-        char host_name[256];
+        struct docker_owner owner; /* this process, as its containers' labels name it */
         struct selfrun self; /* proctor's binary and libraries, for the file tools */
         char *seccomp;       /* proctor's policy as the engine's profile */
         /* The same in a file (Podman's service reads profiles by path on
@@ -1245,16 +1246,18 @@ static void send_kill(struct dk_exec *x, int sig)
 
 /* ---- the runtime's operations ---- */
 
-/* The container runs as the workspace's owner, as a native sandbox acts
- * on it; a root-owned workspace (or none) gets nobody, never root. */
-static void pick_user(const char *ws, char *out, size_t len)
+/* The container acts on the workspace with the ids a native sandbox has
+ * (exec_workspace_open): taken from the directory opened once at the
+ * session's start, never from its path again, and the owner's primary
+ * group from the user database, never the directory's own group. No
+ * workspace: nobody. */
+static void pick_user(const struct exec_request *req, char *out, size_t len)
 {
-        struct stat st;
+        uint32_t uid = EXEC_NOBODY_ID, gid = EXEC_NOBODY_ID;
 
-        if (ws != NULL && stat(ws, &st) == 0 && st.st_uid != 0)
-                snprintf(out, len, "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
-        else
-                snprintf(out, len, "65534:65534");
+        if (req->ws_mode != EXEC_WS_NONE && req->ws != NULL)
+                exec_workspace_ids(req->ws, &uid, &gid);
+        snprintf(out, len, "%u:%u", (unsigned)uid, (unsigned)gid);
 }
 
 static void free_on_close(uv_handle_t *h)
@@ -1298,7 +1301,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 memcpy(x->stdin_data, req->stdin_data, req->stdin_len);
                 x->stdin_len = req->stdin_len;
         }
-        pick_user(req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace, user, sizeof(user));
+        pick_user(req, user, sizeof(user));
         uint64_t room = exec__rt_disk_room(e);
         struct docker_create dc = {
             .image = rt->image,
@@ -1314,9 +1317,9 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
             .stdin_open = x->want_stdin,
             .limits = req->limits,
             .session = rt->session,
-            .host_name = rt->host_name,
+            .host_name = rt->owner.host,
             .exec_id = exec_id(e),
-            .pid = getpid(),
+            .owner = &rt->owner,
             /* Podman drops containers.conf's default_ulimits once a
              * create names any, and raises nofile and nproc to their
              * maximum, which a host without CAP_SYS_RESOURCE refuses:
@@ -1488,27 +1491,6 @@ static int check_socket(const struct docker_endpoint *ep, char *err, size_t errl
         return rc;
 }
 
-/* A proctor process that is gone (or whose pid now names another program). */
-static bool proctor_dead(const char *pid_s)
-{
-        char path[64], comm[32] = "";
-        char *end;
-        long pid = strtol(pid_s, &end, 10);
-        FILE *f;
-
-        if (*end != '\0' || pid <= 0 || pid == getpid())
-                return pid != getpid() && *end == '\0' && pid > 0;
-        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-                return true;
-        snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-        if ((f = fopen(path, "re")) == NULL)
-                return false;
-        if (fgets(comm, sizeof(comm), f) == NULL)
-                comm[0] = '\0';
-        fclose(f);
-        return strncmp(comm, "proctor", 7) != 0;
-}
-
 static void swept_one(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         (void)c;
@@ -1518,9 +1500,14 @@ static void swept_one(struct dk_call *c, int status, const char *body, size_t n,
         (void)err;
 }
 
+/* Removes the containers whose labels prove that they belong to a proctor
+ * process of this host and boot that no longer runs (SIGKILLed, say);
+ * anything else, labelled by hand or by another proctor still running, is
+ * left alone. */
 static void listed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct docker_rt *rt = c->rt;
+        struct docker_owner o;
         json_t *a, *it;
         size_t i;
         char path[200];
@@ -1529,13 +1516,10 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
         if (status != 200 || (a = json_loadb(body, n, 0, NULL)) == NULL)
                 return;
         json_array_foreach (a, i, it) {
-                json_t *labels = json_object_get(it, "Labels");
                 const char *id = json_string_value(json_object_get(it, "Id"));
-                const char *pid = json_string_value(json_object_get(labels, "proctor.pid"));
-                const char *host = json_string_value(json_object_get(labels, "proctor.host"));
-                if (id == NULL || pid == NULL || host == NULL || strcmp(host, rt->host_name) != 0 ||
-                    strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 80 ||
-                    !proctor_dead(pid))
+                if (id == NULL || strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 80 ||
+                    docker_owner_from_labels(json_object_get(it, "Labels"), &o) < 0 ||
+                    !docker_owner_gone(&o, &rt->owner, docker_proc_start))
                         continue;
                 snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
                 api(rt, NULL, "DELETE", path, NULL, swept_one);
@@ -1564,6 +1548,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                          size_t errlen)
 {
         struct docker_rt *rt;
+        char host[256] = "";
         int rc;
 
         if (o->docker_image == NULL || o->docker_image[0] == '\0') {
@@ -1592,8 +1577,16 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         rt->image = strdup(o->docker_image);
         rt->session = strdup(o->session_id != NULL ? o->session_id : "");
         rt->http = http_client_new(loop);
-        if (gethostname(rt->host_name, sizeof(rt->host_name) - 1) < 0)
-                rt->host_name[0] = '\0';
+        if (gethostname(host, sizeof(host) - 1) < 0)
+                host[0] = '\0';
+        if ((rc = docker_owner_self(&rt->owner, host)) < 0) {
+                snprintf(err, errlen,
+                         "cannot read this process's start time or this boot's id in /proc "
+                         "(for the labels that let a later proctor sweep its containers): %s",
+                         strerror(-rc));
+                rt_free(rt);
+                return rc;
+        }
         if (rt->image == NULL || rt->session == NULL || rt->http == NULL) {
                 rt_free(rt);
                 return -ENOMEM;
@@ -1602,7 +1595,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         struct dk_call *c = rt->list =
             api(rt, NULL, "GET",
                 "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
-                "pid%22%5D%7D",
+                "instance%22%5D%7D",
                 NULL, listed);
         if (c == NULL) {
                 snprintf(err, errlen,
@@ -1619,11 +1612,12 @@ static void dk_engine_free(void *state)
 {
         struct docker_rt *rt = state;
 
-        /* An engine that never answered the start's calls does not keep
-         * the loop (and proctor) alive; held while they are cancelled. */
+        /* The sweep runs to its end (a proctor that exits at once still
+         * removes what a killed one left): the listing and the removals it
+         * asks for keep the loop until answered, each bounded by
+         * RT_CALL_IDLE_MS. The version is of no use any more. */
         rt->pending++;
         rt->freeing = true;
-        call_cancel(&rt->list);
         call_cancel(&rt->version);
         if (--rt->pending == 0) {
                 rt_free(rt);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "exec/exec.h"
 #include "exec/selfrun.h"
 
@@ -46,7 +48,11 @@ struct docker_create {
         struct exec_limits limits;
         const char *session, *host_name;
         uint64_t exec_id;
-        int pid; /* proctor's, for the sweep */
+        /* Who made it, for the sweep (docker_owner_gone): proctor's pid,
+         * its start time (clock ticks since boot), a random id of the
+         * process and this boot's id. */
+        int pid;
+        const struct docker_owner *owner;
         /* The command is proctor itself (a file tool): its binary and
          * libraries bound read-only (see exec/selfrun); or NULL. */
         const struct selfrun *self;
@@ -57,6 +63,34 @@ struct docker_create {
         bool has_fsize;
         uint64_t fsize;
 };
+
+/* The proctor process that made a container, as its labels say. */
+struct docker_owner {
+        char host[256];
+        char boot[40];     /* /proc/sys/kernel/random/boot_id */
+        char instance[33]; /* random, per process */
+        int pid;
+        unsigned long long start; /* /proc/PID/stat field 22 */
+};
+
+/* This process's own (pid, start time, boot id, a fresh instance id,
+ * `host`): 0 or -errno. */
+int docker_owner_self(struct docker_owner *o, const char *host);
+
+/* The owner a container's labels (its Labels object) name: 0, or -EINVAL
+ * when any of them is missing or malformed: such a container is not
+ * proctor's to remove. */
+int docker_owner_from_labels(json_t *labels, struct docker_owner *o);
+
+/* Whether `o` names a proctor process of this host and boot (`self`)
+ * that no longer runs: its pid is gone, or it now belongs to a process
+ * that started at another time. `start_of` reads a pid's start time (0
+ * or -errno: -ESRCH when there is no such process). */
+bool docker_owner_gone(const struct docker_owner *o, const struct docker_owner *self,
+                       int (*start_of)(int pid, unsigned long long *start));
+
+/* A process's start time from /proc/PID/stat (field 22), 0 or -errno. */
+int docker_proc_start(int pid, unsigned long long *start);
 
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */
 char *docker_create_body(const struct docker_create *c);

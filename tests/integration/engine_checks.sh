@@ -202,3 +202,78 @@ engine_check_seccomp() {
         expect_match "$ENGINE: control: the engine's default profile lets the setuid bit through" "chmod=0" "$out"
         chmod 600 "$WORK/suid"
 }
+
+# The workspace is the directory opened at the session's start: its path
+# swapped for a link to another user's 0700 directory between two calls
+# gives the second call neither that user's rights nor its files.
+engine_check_workspace_swap() {
+        local base=$WORK/swap victim out
+        victim=$(mktemp -d /tmp/pvictim.XXXX)
+        echo victim-secret >"$victim/secret"
+        chown -R daemon:daemon "$victim"
+        chmod 700 "$victim"
+        chmod 600 "$victim/secret"
+        mkdir -p "$base/ws"
+        give_away "$base"
+        out=$(setpriv --reuid=daemon --regid=daemon --clear-groups cat "$victim/secret" 2>&1)
+        expect_eq "$ENGINE: control: the other user reads its secret" victim-secret "$out"
+        cat >"$WORK/swap.jsonl" <<'S'
+{"content": "First.", "tool_calls": [{"name": "bash", "arguments": {"command": "touch /workspace/started; while [ ! -e /workspace/go ]; do usleep 50000; done; echo first-done"}}]}
+{"content": "Second.", "tool_calls": [{"name": "bash", "arguments": {"command": "id -u; cat /workspace/secret; echo pwned > /workspace/pwned; ls /workspace"}}]}
+{"content": "Done."}
+S
+        "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$base/ws" \
+                --model "script:$WORK/swap.jsonl" --json go >"$WORK/swap.ev" 2>"$WORK/swap.err" &
+        local p=$!
+        track_pid $p
+        check "$ENGINE: swap: the first call runs" wait_until 30 test -e "$base/ws/started"
+        mv "$base/ws" "$base/ws.old" && ln -s "$victim" "$base/ws" && touch "$base/ws.old/go"
+        check "$ENGINE: swap: the session ends" wait_until 60 test ! -e /proc/$p
+        wait $p 2>/dev/null
+        out=$(json_eval '"".join(r["output"] for r in of("tool.result")[1:])' <"$WORK/swap.ev" 2>&1)
+        expect_no_match "$ENGINE: swap: the second call cannot read the other user's secret" "victim-secret" "$out"
+        check "$ENGINE: swap: nor write in its directory" test ! -e "$victim/pwned"
+        expect_no_match "$ENGINE: swap: nor runs as that user" "^1$" "$out"
+        rm -rf "$victim" "$base"
+        expect_eq "$ENGINE: swap: nothing left" 0 "$(leftovers)"
+}
+
+# The container's group is the workspace owner's primary group, never the
+# directory's: a workspace given to the shadow group lends it nothing.
+engine_check_group() {
+        local ws=$WORK/grp out
+        mkdir -p "$ws"
+        give_away "$ws"
+        chgrp shadow "$ws"
+        echo shadow-secret >"$ws/s"
+        chown root:shadow "$ws/s"
+        chmod 640 "$ws/s"
+        out=$(setpriv --reuid="$T_OWNER" --regid=shadow --clear-groups cat "$ws/s" 2>&1)
+        expect_eq "$ENGINE: control: a process in group shadow reads the file" shadow-secret "$out"
+        out=$("$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$ws" -- sh -c 'id -g; cat /workspace/s' 2>&1)
+        expect_eq "$ENGINE: group: the owner's primary group" "$(id -g "$T_OWNER")" "$(echo "$out" | head -1)"
+        expect_no_match "$ENGINE: group: the shadow group's file stays unread" "shadow-secret" "$out"
+        rm -rf "$ws"
+}
+
+# The sweep removes only what a dead proctor of this host and boot made:
+# containers labelled by hand (a dead pid, but no proof of which process)
+# or naming a live process stay; a SIGKILLed proctor's go (engine_check_sweep).
+engine_check_sweep_foreign() {
+        local dead start forged live out
+        dead=$(sh -c 'echo $$')
+        start=$(awk '{ sub(/.*\) /, ""); print $20 }' /proc/$$/stat)
+        forged=$(docker create --label proctor.pid="$dead" --label proctor.host="$(hostname)" \
+                --label proctor.session=x --label proctor.exec=1 "$IMAGE" true)
+        live=$(docker create --label proctor.pid=$$ --label proctor.host="$(hostname)" \
+                --label proctor.start="$start" --label proctor.boot="$(cat /proc/sys/kernel/random/boot_id)" \
+                --label proctor.instance=0123456789abcdef0123456789abcdef "$IMAGE" true)
+        check "$ENGINE: foreign containers exist" test -n "$forged" -a -n "$live"
+        dk -- true
+        # the sweep has answered once a proctor that starts after has ended
+        dk -- true
+        out=$(docker ps -aq --no-trunc)
+        expect_match "$ENGINE: sweep: a container with a forged dead pid survives" "$forged" "$out"
+        expect_match "$ENGINE: sweep: a live process's container survives" "$live" "$out"
+        docker rm -f "$forged" "$live" >/dev/null 2>&1
+}

@@ -256,7 +256,10 @@ perm_socket_check "$D/docker.sock" setpriv --reuid=proctor-test --regid=proctor-
 
 engine_check_kill
 engine_check_sweep
+engine_check_sweep_foreign
 engine_check_session
+engine_check_workspace_swap
+engine_check_group
 
 # ---- the file tools in a container: proctor's binary and libraries, read-only ----
 cat >"$WORK/f.jsonl" <<'S'

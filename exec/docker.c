@@ -47,8 +47,8 @@ struct docker_rt {
         struct docker_endpoint ep;
         char *image, *session;
         struct docker_owner owner; /* this process, as its containers' labels name it */
-        struct selfrun self; /* proctor's binary and libraries, for the file tools */
-        char *seccomp;       /* proctor's policy as the engine's profile */
+        struct selfrun self;       /* proctor's binary and libraries, for the file tools */
+        char *seccomp;             /* proctor's policy as the engine's profile */
         /* The same in a file (Podman's service reads profiles by path on
          * its own host); "" when it could not be written. */
         char seccomp_path[96];

@@ -176,7 +176,7 @@ char *docker_create_body(const struct docker_create *c)
         snprintf(buf, sizeof(buf), "%d", c->owner != NULL ? c->owner->pid : c->pid);
         json_object_set_new(labels, "proctor.pid", json_string(buf));
         json_object_set_new(labels, "proctor.host",
-                            json_string(c->owner != NULL      ? c->owner->host
+                            json_string(c->owner != NULL       ? c->owner->host
                                         : c->host_name != NULL ? c->host_name
                                                                : ""));
         if (c->owner != NULL) {

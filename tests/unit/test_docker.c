@@ -20,8 +20,7 @@
  * malformed makes the container no proctor's. */
 static void test_owner_labels(void **state)
 {
-        struct docker_owner me = {.host = "h", .boot = "b-1", .pid = 77, .start = 123456},
-                            got;
+        struct docker_owner me = {.host = "h", .boot = "b-1", .pid = 77, .start = 123456}, got;
         char *argv[] = {"true", NULL};
         struct docker_create c = {.image = "i", .argv = argv, .user = "1:1", .owner = &me};
         static const char *const bad[] = {

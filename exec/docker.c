@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "exec/docker_api.h"
+#include "exec/docker_init.h"
 #include "exec/fdio.h"
 #include "exec/http.h"
 #include "exec/seccomp.h"
@@ -40,6 +41,10 @@
 #define SETUP_MIN_MS    10000
 #define SETUP_WAIT_MS   60000
 #define RT_CALL_IDLE_MS 10000
+/* The init's own wall clock (docker_init) runs this much past proctor's,
+ * which ends the call first and names its reason; the init's ends the
+ * container when proctor cannot. */
+#define INIT_GRACE_MS 5000
 
 struct docker_rt {
         uv_loop_t *loop;
@@ -88,7 +93,7 @@ struct dk_exec {
         struct exec *e;
         char id[80];
         char image[256];
-        bool want_stdin, keep_stdin;
+        bool keep_stdin;
         char *stdin_data;
         size_t stdin_len;
 
@@ -99,7 +104,6 @@ struct dk_exec {
         } conn;
         uv_stream_t *s;
         uv_connect_t creq;
-        uv_shutdown_t sreq;
         uv_getaddrinfo_t gai;
         char head[ATTACH_HEAD_MAX];
         size_t hlen;
@@ -136,6 +140,7 @@ struct dk_exec {
 };
 
 static void x_unref(struct dk_exec *x);
+static bool dk_workspace_here(void *state);
 static void x_end(struct dk_exec *x);
 static void x_remove(struct dk_exec *x);
 static void setup_over(uv_timer_t *t);
@@ -673,11 +678,6 @@ static void stdin_written(uv_write_t *w, int status)
         x_unref(x);
 }
 
-static void stdin_shut(uv_shutdown_t *r, int status)
-{
-        x_unref(r->data);
-}
-
 static int conn_write(struct dk_exec *x, const char *data, size_t len)
 {
         uv_write_t *w;
@@ -699,13 +699,6 @@ static int conn_write(struct dk_exec *x, const char *data, size_t len)
         }
         x->refs++;
         return 0;
-}
-
-static void stdin_close(struct dk_exec *x)
-{
-        x->sreq.data = x;
-        if (x->s != NULL && uv_shutdown(&x->sreq, x->s, stdin_shut) == 0)
-                x->refs++;
 }
 
 /* The attach request, asking the engine to upgrade the connection to the
@@ -741,18 +734,18 @@ static void stdin_sent(int status, const char *body, size_t n, const char *err, 
 
 /* Over TLS the output's attach goes through libcurl, which cannot close
  * one direction of a connection, so stdin takes an attach of its own
- * (stdin only): its data, then the connection's close, which the engine
- * reads as the end of stdin (the container has StdinOnce). A stdin kept
- * open (an MCP server's) flows to that attach through a socket pair whose
- * near end is x->s: conn_write writes there as it would to the attach
- * connection, and closing it at the removal ends the stream. */
+ * (stdin only): its data, then what flows through a socket pair whose
+ * near end is x->s (conn_write writes there as it would to the attach
+ * connection, for a stdin kept open, an MCP server's). Closing it at the
+ * removal, or proctor's death, ends the stream, which the container's
+ * init reads as proctor's end (see docker_init). */
 static void tls_stdin(struct dk_exec *x)
 {
         const struct docker_endpoint *ep = &x->rt->ep;
         char head[sizeof(ep->host) + 400], err[256];
         int sv[2] = {-1, -1};
 
-        if (x->keep_stdin) {
+        {
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                         stdin_sent(0, NULL, 0, strerror(errno), x);
                         return;
@@ -825,14 +818,13 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
         if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
-        if (x->want_stdin && x->rt->ep.tls) {
+        /* stdin stays open while the container runs: the init inside
+         * hands the command its stdin_len bytes, and takes the stream's
+         * end for proctor's (docker_init). */
+        if (x->rt->ep.tls)
                 tls_stdin(x);
-        } else {
-                if (x->want_stdin && x->stdin_len > 0)
-                        conn_write(x, x->stdin_data, x->stdin_len);
-                if (x->want_stdin && !x->keep_stdin)
-                        stdin_close(x);
-        }
+        else if (x->stdin_len > 0)
+                conn_write(x, x->stdin_data, x->stdin_len);
         if (x->wait == NULL) {
                 x_err(x, "out of memory");
                 x->waited = true;
@@ -962,8 +954,7 @@ static void connected(uv_connect_t *r, int status)
                 return;
         }
         x->conn_made = true;
-        attach_head(x, x->want_stdin ? "stdout=1&stderr=1&stdin=1" : "stdout=1&stderr=1", req,
-                    sizeof(req));
+        attach_head(x, "stdout=1&stderr=1&stdin=1", req, sizeof(req));
         w = malloc(sizeof(*w) + strlen(req));
         if (w == NULL) {
                 x_err(x, "out of memory");
@@ -1269,13 +1260,67 @@ static void free_on_close(uv_handle_t *h)
         free(x);
 }
 
+/* The container's command: proctor's own init (docker_init) from its
+ * binary bound read-only, then the request's command (proctor again for a
+ * file tool). For a local engine the init checks that /workspace is the
+ * directory the session opened, by device and inode: the engine resolves
+ * the path again at each create, so a path replaced since is caught there,
+ * before anything of the command runs. malloc'ed (the strings in `buf`,
+ * the rest the request's and rt->self's), or NULL. */
+static const char **container_argv(struct docker_rt *rt, const struct exec_request *req,
+                                   uint64_t room, char *buf, size_t buflen)
+{
+        struct docker_init_opts io = {
+            .keep_stdin = req->keep_stdin,
+            .stdin_len = req->stdin_data != NULL ? req->stdin_len : 0,
+            .deadline_ms = req->limits.timeout_ms > 0 ? req->limits.timeout_ms + INIT_GRACE_MS : 0,
+            .has_fsize = room != UINT64_MAX,
+            .fsize = room,
+        };
+        size_t argc = 0, n = 0, cap;
+        const char **inner, **outer, **out;
+        char *const *cmd;
+
+        if (req->ws != NULL && req->ws_mode != EXEC_WS_NONE && dk_workspace_here(rt)) {
+                io.has_ws = true;
+                io.ws_dev = (unsigned long long)req->ws->st.st_dev;
+                io.ws_ino = (unsigned long long)req->ws->st.st_ino;
+        }
+        while (req->argv[argc] != NULL)
+                argc++;
+        cap = argc + 24;
+        inner = calloc(cap, sizeof(*inner));
+        outer = calloc(cap, sizeof(*outer));
+        out = calloc(cap, sizeof(*out));
+        if (inner == NULL || outer == NULL || out == NULL) {
+                free(inner);
+                free(outer);
+                free(out);
+                return NULL;
+        }
+        cmd = selfrun_argv(&rt->self, req->argv, inner, cap);
+        outer[n++] = EXEC_SANDBOX_SELF;
+        outer[n++] = DOCKER_INIT_CMD;
+        n += docker_init_args(&io, buf, buflen, outer + n);
+        outer[n++] = "--";
+        for (size_t i = 0; cmd[i] != NULL && n + 1 < cap; i++)
+                outer[n++] = cmd[i];
+        outer[n] = NULL;
+        cmd = selfrun_argv(&rt->self, (char *const *)outer, out, cap);
+        if ((const char **)cmd != out) /* a static binary: no loader */
+                memcpy(out, outer, (n + 1) * sizeof(*out));
+        free(inner);
+        free(outer);
+        return out;
+}
+
 static int dk_spawn(void *state, struct exec *e, const struct exec_request *req, char *err,
                     size_t errlen)
 {
         struct docker_rt *rt = state;
         struct dk_exec *x;
-        const char *self_argv[64];
-        char user[48];
+        const char **argv;
+        char user[48], init_buf[256];
         char *body;
 
         if (req->ws_mode == EXEC_WS_OVERLAY) {
@@ -1290,7 +1335,6 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         x->rt = rt;
         x->e = e;
         x->keep_stdin = req->keep_stdin;
-        x->want_stdin = req->keep_stdin || req->stdin_data != NULL;
         snprintf(x->image, sizeof(x->image), "%s", rt->image);
         if (!req->keep_stdin && req->stdin_data != NULL && req->stdin_len > 0) {
                 x->stdin_data = malloc(req->stdin_len);
@@ -1303,18 +1347,22 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         }
         pick_user(req, user, sizeof(user));
         uint64_t room = exec__rt_disk_room(e);
+        if ((argv = container_argv(rt, req, room, init_buf, sizeof(init_buf))) == NULL) {
+                free(x->stdin_data);
+                free(x);
+                return -ENOMEM;
+        }
         struct docker_create dc = {
             .image = rt->image,
-            .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
+            .argv = (char *const *)argv,
             .seccomp_profile =
                 rt->podman && seccomp_file(rt) != NULL ? rt->seccomp_path : rt->seccomp,
-            .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
-                                                                                         : NULL,
+            .self = &rt->self,
             .env = req->env_extra,
             .workspace = req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace,
             .workspace_ro = req->ws_mode == EXEC_WS_RO,
             .user = user,
-            .stdin_open = x->want_stdin,
+            .stdin_open = true,
             .limits = req->limits,
             .session = rt->session,
             .host_name = rt->owner.host,
@@ -1328,6 +1376,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
             .fsize = room,
         };
         body = docker_create_body(&dc);
+        free(argv);
         uv_timer_init(exec__rt_loop(e), &x->timer);
         x->timer.data = x;
         uv_timer_init(exec__rt_loop(e), &x->probe);

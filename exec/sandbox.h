@@ -89,6 +89,13 @@ struct sandbox_request {
         bool exit_channel;
 };
 
+/* Per-sandbox bounds on what the kernel counts per user (a native sandbox's
+ * rlimits, and a container's: exec/docker_init.c). */
+#define SANDBOX_SIGPENDING  256
+#define SANDBOX_MSGQUEUE    (64u << 10)
+#define SANDBOX_NOFILE_SOFT 1024
+#define SANDBOX_NOFILE      4096
+
 /* Where the command finds its exit channel (below SANDBOX_NOFILE_SOFT). */
 #define SANDBOX_EXIT_FD 1000
 

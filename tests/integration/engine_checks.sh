@@ -234,6 +234,8 @@ S
         expect_no_match "$ENGINE: swap: the second call cannot read the other user's secret" "victim-secret" "$out"
         check "$ENGINE: swap: nor write in its directory" test ! -e "$victim/pwned"
         expect_no_match "$ENGINE: swap: nor runs as that user" "^1$" "$out"
+        expect_match "$ENGINE: swap: the call is refused, and says why" \
+                "mounted another directory at /workspace than the workspace proctor opened" "$out"
         rm -rf "$victim" "$base"
         expect_eq "$ENGINE: swap: nothing left" 0 "$(leftovers)"
 }
@@ -276,4 +278,40 @@ engine_check_sweep_foreign() {
         expect_match "$ENGINE: sweep: a container with a forged dead pid survives" "$forged" "$out"
         expect_match "$ENGINE: sweep: a live process's container survives" "$live" "$out"
         docker rm -f "$forged" "$live" >/dev/null 2>&1
+}
+
+# Kernel objects counted per host user (the container has no user
+# namespace): queued signals and open files stop at a native sandbox's
+# bounds (256; 4096), and the limits are there for the command to see.
+engine_check_counters() {
+        local out
+        if ! cc -static -O1 -w -o "$WORK/counters" "$T_DIR/attacks/counters.c" 2>"$WORK/cc.err"; then
+                echo "$ENGINE: cannot build the counters attack (a static libc?): not tested ($(head -1 "$WORK/cc.err"))"
+                return
+        fi
+        out=$("$WORK/counters" | awk '/^sigpending/ { s = $2 } /^nofile/ { f = $2 } END { print (s > 256 && f > 4096) ? "past" : "held: " s " " f }')
+        expect_eq "$ENGINE: control: on the host the counters go past the bounds" past "$out"
+        out=$(dk -- sh -c 'grep -E "pending signals|msgqueue|open files" /proc/self/limits; /workspace/counters')
+        expect_match "$ENGINE: the limits are visible inside: pending signals" "Max pending signals +256 +256" "$out"
+        expect_match "$ENGINE: the limits are visible inside: message queues" "Max msgqueue size +65536 +65536" "$out"
+        expect_match "$ENGINE: the limits are visible inside: open files" "Max open files +1024 +4096" "$out"
+        expect_match "$ENGINE: queued signals stop at 256" "^sigpending (25[0-7]|2[0-4][0-9]|1?[0-9]{1,2})$" "$(grep '^sigpending' <<<"$out")"
+        expect_match "$ENGINE: open files stop at 4096" "^nofile ([0-9]{1,3}|[0-3][0-9]{3}|40[0-9][0-9])$" "$(grep '^nofile' <<<"$out")"
+        rm -f "$WORK/counters"
+}
+
+# A SIGKILLed proctor's container ends on its own: its init reads the end
+# of proctor's attach stream and ends the tree, wall clock or not.
+engine_check_orphan() {
+        local p cid
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 600 &
+        p=$!
+        track_pid $p
+        wait_until 30 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+        cid=$(docker ps -q --filter label=proctor.pid="$p")
+        expect_match "$ENGINE: control: the call's container runs" '^[0-9a-f]+$' "$cid"
+        { kill -9 $p; wait $p; } 2>/dev/null
+        running() { [ "$(docker inspect -f '{{.State.Running}}' "$cid" 2>/dev/null)" = true ]; }
+        check "$ENGINE: a SIGKILLed proctor's container ends on its own" wait_until 15 eval '! running'
+        docker rm -f "$cid" >/dev/null 2>&1
 }

@@ -4,8 +4,11 @@
 # `docker import`): output, exit codes, stdin, the limits (memory, pids,
 # wall clock) and their exit reasons, stats in --json, the lifecycle, kill
 # from the supervisor, the sweep after a SIGKILLed proctor, no network, a
-# read-only root, and the errors that name their fix. As a user without
-# the daemon: the permission-denied message only.
+# read-only root, and the errors that name their fix; the boundary: the
+# workspace opened once (a path swapped between calls), the owner's group,
+# per-user counters, a killed proctor's container ending on its own, a
+# sweep that leaves others' containers. As a user without the daemon: the
+# permission-denied message only.
 # as-user: yes
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/engine_checks.sh"
@@ -260,6 +263,8 @@ engine_check_sweep_foreign
 engine_check_session
 engine_check_workspace_swap
 engine_check_group
+engine_check_counters
+engine_check_orphan
 
 # ---- the file tools in a container: proctor's binary and libraries, read-only ----
 cat >"$WORK/f.jsonl" <<'S'
@@ -278,7 +283,8 @@ expect_match "file tools: read shows it" "from the edit tool" "$(json_eval '[r["
 expect_match "file tools: proctor's binary cannot be written" "cannot write /.proctor/proctor: (Permission denied|Read-only file system)" "$(json_eval '[r["output"] for r in of("tool.result")][3]' <"$WORK/ev")"
 out=$(json_eval '[r["output"] for r in of("tool.result")][4]' <"$WORK/ev")
 expect_match "file tools: the image gains no /usr/lib" "/usr/lib: No such file" "$out"
-expect_match "file tools: a command's container has no proctor in it" "/.proctor: No such file" "$out"
+# every container starts through proctor's own init (exec/docker_init.c)
+expect_match "file tools: proctor's binary is in a command's container too, read-only" "^proctor$" "$out"
 expect_eq "file tools: nothing left" 0 "$(leftovers)"
 
 # ---- an MCP server in a container: stdin kept open (a shell speaking JSON-RPC, above) ----

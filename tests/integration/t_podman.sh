@@ -96,6 +96,8 @@ engine_check_sweep_foreign
 engine_check_session
 engine_check_workspace_swap
 engine_check_group
+engine_check_counters
+engine_check_orphan
 
 # ---- a service with Podman's defaults on this host: the fix is named ----
 printf '[engine]\ninit_path = "/nonexistent/catatonit"\n' >"$D/bare.conf"

@@ -57,8 +57,11 @@ struct docker_rt {
         /* The same in a file (Podman's service reads profiles by path on
          * its own host); "" when it could not be written. */
         char seccomp_path[96];
-        unsigned pending;               /* requests of its own (the sweep) in flight */
-        bool podman;                    /* the engine is Podman (GET /version said so) */
+        unsigned pending; /* requests of its own (the sweep) in flight */
+        bool podman;      /* the engine is Podman (GET /version said so) */
+        /* The image as the first call found it: every container of the
+         * session is created from that id, its volumes known. */
+        struct docker_image img;
         struct dk_call *list, *version; /* the start's calls, while in flight */
         bool freeing;
 };
@@ -83,6 +86,7 @@ static void rt_free(struct docker_rt *rt)
         free(rt->image);
         free(rt->session);
         free(rt->seccomp);
+        docker_image_clear(&rt->img);
         if (rt->seccomp_path[0] != '\0')
                 unlink(rt->seccomp_path);
         free(rt);
@@ -119,6 +123,7 @@ struct dk_exec {
         struct dk_call *stats, *wait, *poll;
         struct dk_call *create, *start; /* in flight */
         char *create_body;              /* kept until the create is answered */
+        uint64_t vol_bytes;             /* the tmpfs over each of the image's volumes */
         unsigned setup_ms;              /* the create and start's deadline (setup_over) */
         uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
@@ -1160,6 +1165,13 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
         return true;
 }
 
+static void image_missing(struct dk_exec *x)
+{
+        x_err(x,
+              "image %s is not in the Docker engine at %s: docker pull %s (or docker load -i FILE)",
+              x->image, x->rt->ep.shown, x->image);
+}
+
 static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct dk_exec *x = c->x;
@@ -1172,10 +1184,7 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
         free(x->create_body);
         x->create_body = NULL;
         if (status == 404) {
-                x_err(x,
-                      "image %s is not in the Docker engine at %s: docker pull %s (or docker "
-                      "load -i FILE)",
-                      x->image, x->rt->ep.shown, x->image);
+                image_missing(x);
         } else if (status == 201 && (o = json_loadb(body, n, 0, NULL)) != NULL) {
                 id = json_string_value(json_object_get(o, "Id"));
                 if (id != NULL && strlen(id) < sizeof(x->id) &&
@@ -1260,6 +1269,80 @@ static void free_on_close(uv_handle_t *h)
         free(x);
 }
 
+/* Creates the container from `body` (taken), pinned to the session's
+ * image by id with a bounded tmpfs over each of its volumes: an anonymous
+ * volume would be outside the disk quota. 0 or -ENOMEM. */
+static int post_create(struct dk_exec *x, char *body)
+{
+        struct docker_rt *rt = x->rt;
+        char *pinned = docker_create_pin(body, &rt->img, x->vol_bytes);
+
+        free(body);
+        if (pinned == NULL ||
+            (x->create = api(rt, x, "POST", "/containers/create", pinned, created)) == NULL) {
+                free(pinned);
+                return -ENOMEM;
+        }
+        /* kept for a retry naming the profile's file (seccomp_by_path) */
+        if (rt->podman)
+                free(pinned);
+        else
+                x->create_body = pinned;
+        return 0;
+}
+
+static void image_known(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        struct docker_image img;
+        char *create_body = x->create_body;
+
+        x->create = NULL;
+        x->create_body = NULL;
+        if (status == 200 && docker_image_parse(body, n, &img) == 0) {
+                if (x->rt->img.id[0] == '\0')
+                        x->rt->img = img; /* the first answer pins the session's */
+                else
+                        docker_image_clear(&img);
+        } else if (status == 404) {
+                image_missing(x);
+        } else if (status != 0) {
+                answer_error(x, "image", status, body, n);
+        } else {
+                reach_error(x, "image", err);
+        }
+        if (x->error[0] != '\0' || x->has_pending) {
+                free(create_body);
+                x_end(x);
+        } else if (post_create(x, create_body) < 0) {
+                x_err(x, "out of memory");
+                x_end(x);
+        }
+}
+
+/* Asks the engine for the image (its id and volumes) before the first
+ * create; x->create_body waits for the answer. 0 or -ENOMEM. */
+static int image_ask(struct dk_exec *x)
+{
+        const char *name = x->rt->image;
+        char path[1200];
+        size_t k = snprintf(path, sizeof(path), "/images/");
+
+        /* The name as one path segment's worth: a registry's host:port
+         * and repository slashes pass, anything else is escaped. */
+        for (; *name != '\0' && k + 4 < sizeof(path); name++)
+                k += (size_t)snprintf(path + k, sizeof(path) - k,
+                                      strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789._-:/@",
+                                             *name) != NULL
+                                          ? "%c"
+                                          : "%%%02X",
+                                      (unsigned char)*name);
+        snprintf(path + k, sizeof(path) - k, "/json");
+        x->create = api(x->rt, x, "GET", path, NULL, image_known);
+        return x->create != NULL ? 0 : -ENOMEM;
+}
+
 /* The container's command: proctor's own init (docker_init) from its
  * binary bound read-only, then the request's command (proctor again for a
  * file tool). For a local engine the init checks that /workspace is the
@@ -1322,6 +1405,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         const char **argv;
         char user[48], init_buf[256];
         char *body;
+        int rc;
 
         if (req->ws_mode == EXEC_WS_OVERLAY) {
                 snprintf(err, errlen,
@@ -1377,15 +1461,22 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         };
         body = docker_create_body(&dc);
         free(argv);
+        x->vol_bytes = docker_tmpfs_bytes(&req->limits);
+        if (room < x->vol_bytes)
+                x->vol_bytes = room;
         uv_timer_init(exec__rt_loop(e), &x->timer);
         x->timer.data = x;
         uv_timer_init(exec__rt_loop(e), &x->probe);
         x->probe.data = x;
         x->refs = 3; /* the execution's own, and the timer handles' */
         exec__rt_set_priv(e, x);
-        if (body == NULL ||
-            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
-                free(body);
+        if (body != NULL && rt->img.id[0] == '\0') {
+                x->create_body = body;
+                rc = image_ask(x);
+        } else {
+                rc = body != NULL ? post_create(x, body) : -ENOMEM;
+        }
+        if (rc < 0) {
                 snprintf(err, errlen, "cannot start a request to the Docker engine (libcurl?)");
                 /* The timer must close before x goes; the exec is not live yet. */
                 x->e = NULL;
@@ -1397,11 +1488,6 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                       : req->limits.timeout_ms < SETUP_MIN_MS ? SETUP_MIN_MS
                                                               : (unsigned)req->limits.timeout_ms;
         uv_timer_start(&x->timer, setup_over, x->setup_ms, 0);
-        /* kept for a retry naming the profile's file (seccomp_by_path) */
-        if (rt->podman)
-                free(body);
-        else
-                x->create_body = body;
         return 0;
 }
 

@@ -83,6 +83,11 @@ static json_t *strv_json(char *const *v)
         return a;
 }
 
+uint64_t docker_tmpfs_bytes(const struct exec_limits *l)
+{
+        return l->tmpfs_bytes > 0 ? l->tmpfs_bytes : (uint64_t)64 << 20;
+}
+
 static json_t *host_config(const struct docker_create *c)
 {
         const struct exec_limits *l = &c->limits;
@@ -111,7 +116,7 @@ static json_t *host_config(const struct docker_create *c)
         json_object_set_new(hc, "IpcMode", json_string("private"));
         json_object_set_new(hc, "ReadonlyRootfs", json_true());
         snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64,
-                 l->tmpfs_bytes > 0 ? l->tmpfs_bytes : (uint64_t)64 << 20);
+                 docker_tmpfs_bytes(l));
         json_object_set_new(tmpfs, "/tmp", json_string(opt));
         json_object_set_new(hc, "Tmpfs", tmpfs);
         if (c->workspace != NULL) {
@@ -188,6 +193,66 @@ char *docker_create_body(const struct docker_create *c)
         json_object_set_new(o, "Labels", labels);
         json_object_set_new(o, "HostConfig", host_config(c));
         s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        return s;
+}
+
+int docker_image_parse(const char *json, size_t n, struct docker_image *img)
+{
+        json_t *o = json_loadb(json, n, 0, NULL), *vols, *v;
+        const char *id = json_string_value(json_object_get(o, "Id")), *path;
+        size_t k = 0;
+
+        memset(img, 0, sizeof(*img));
+        if (id == NULL || strlen(id) >= sizeof(img->id) || strncmp(id, "sha256:", 7) != 0 ||
+            strspn(id + 7, "0123456789abcdef") != strlen(id + 7)) {
+                json_decref(o);
+                return -EINVAL;
+        }
+        snprintf(img->id, sizeof(img->id), "%s", id);
+        vols = json_object_get(json_object_get(o, "Config"), "Volumes");
+        if (json_object_size(vols) > 0)
+                img->volumes = calloc(json_object_size(vols), sizeof(*img->volumes));
+        json_object_foreach (vols, path, v) {
+                if (img->volumes == NULL)
+                        break;
+                /* As a mount's destination: absolute, and not a mount
+                 * proctor makes itself (the engine refuses two mounts on
+                 * one destination; those are bounded already). */
+                if (path[0] != '/' || strlen(path) >= PATH_MAX || strcmp(path, "/tmp") == 0 ||
+                    strcmp(path, "/tmp/") == 0 || strcmp(path, "/workspace") == 0 ||
+                    strcmp(path, "/workspace/") == 0)
+                        continue;
+                if ((img->volumes[k] = strdup(path)) != NULL)
+                        k++;
+        }
+        img->nvolumes = k;
+        json_decref(o);
+        return 0;
+}
+
+void docker_image_clear(struct docker_image *img)
+{
+        for (size_t i = 0; i < img->nvolumes; i++)
+                free(img->volumes[i]);
+        free(img->volumes);
+        memset(img, 0, sizeof(*img));
+}
+
+char *docker_create_pin(const char *body, const struct docker_image *img, uint64_t size)
+{
+        json_t *o = json_loads(body, 0, NULL), *tmpfs;
+        char opt[96], *s = NULL;
+
+        if (o == NULL)
+                return NULL;
+        json_object_set_new(o, "Image", json_string(img->id));
+        tmpfs = json_object_get(json_object_get(o, "HostConfig"), "Tmpfs");
+        snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64, size);
+        for (size_t i = 0; tmpfs != NULL && i < img->nvolumes; i++)
+                json_object_set_new(tmpfs, img->volumes[i], json_string(opt));
+        if (tmpfs != NULL)
+                s = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return s;
 }

@@ -92,8 +92,29 @@ bool docker_owner_gone(const struct docker_owner *o, const struct docker_owner *
 /* A process's start time from /proc/PID/stat (field 22), 0 or -errno. */
 int docker_proc_start(int pid, unsigned long long *start);
 
+/* The size of a container's /tmp (and of a tmpfs over an image's volume,
+ * where no disk quota bounds it lower). */
+uint64_t docker_tmpfs_bytes(const struct exec_limits *l);
+
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */
 char *docker_create_body(const struct docker_create *c);
+
+/* An image as the engine has it (GET /images/NAME/json): its id, and the
+ * paths its config declares as volumes (which the engine would back with
+ * anonymous volumes, outside the workspace's disk quota). */
+struct docker_image {
+        char id[80]; /* "sha256:..." */
+        char **volumes;
+        size_t nvolumes;
+};
+/* 0, or -EINVAL when `json` is no image (or names none by id). */
+int docker_image_parse(const char *json, size_t n, struct docker_image *img);
+void docker_image_clear(struct docker_image *img);
+
+/* A create body (docker_create_body's) pinned to the image `img` names by
+ * id, with a tmpfs of `size` bytes over each of its volumes instead of an
+ * anonymous volume: malloc'ed, or NULL. */
+char *docker_create_pin(const char *body, const struct docker_image *img, uint64_t size);
 
 /* The attach stream without a tty: frames of an 8-byte header (stream
  * type, three zero bytes, big-endian length) and a payload. */

@@ -10,6 +10,7 @@
 # shows what reached the container's stdin). $1: a scratch directory.
 engine_image() {
         local r=$1/root a
+        ENGINE_ROOT=$r
         mkdir -p "$r/bin" "$r/tmp" "$r/etc" "$r/workspace"
         chmod 1777 "$r/tmp"
         cp /bin/busybox "$r/bin/busybox"
@@ -314,4 +315,26 @@ engine_check_orphan() {
         running() { [ "$(docker inspect -f '{{.State.Running}}' "$cid" 2>/dev/null)" = true ]; }
         check "$ENGINE: a SIGKILLed proctor's container ends on its own" wait_until 15 eval '! running'
         docker rm -f "$cid" >/dev/null 2>&1
+}
+
+# An image's VOLUME: the engine would back it with an anonymous volume,
+# outside the workspace's disk quota; proctor mounts a tmpfs there, no
+# larger than what the quota has left.
+engine_check_volume() {
+        local out uid gid
+        mkdir -p "$ENGINE_ROOT/data"
+        chmod 1777 "$ENGINE_ROOT/data"
+        tar -C "$ENGINE_ROOT" -c . | docker import --change 'VOLUME /data' - "$IMAGE-vol" >/dev/null
+        rmdir "$ENGINE_ROOT/data"
+        local fill='for i in 1 2 3 4 5 6; do head -c 9000000 /dev/zero > /data/f$i 2>/dev/null; done; du -sk /data | cut -f1'
+        uid=$(id -u "$T_OWNER")
+        gid=$(id -g "$T_OWNER")
+        out=$(docker run --rm --network none --user "$uid:$gid" "$IMAGE-vol" sh -c "$fill" 2>&1)
+        check "$ENGINE: control: the engine's own volume takes 50 MB ($out KiB)" test "${out:-0}" -ge 50000 2>/dev/null
+        out=$(dk --image "$IMAGE-vol" --disk 10M -- sh -c "$fill" 2>&1)
+        check "$ENGINE: a VOLUME under --disk 10M holds 10 MiB at most ($out KiB)" test "${out:-99999}" -le 10300 2>/dev/null
+        out=$(dk --image "$IMAGE-vol" -- sh -c 'echo x > /data/ok && cat /data/ok' 2>&1)
+        expect_eq "$ENGINE: the VOLUME is writable" x "$out"
+        docker rmi -f "$IMAGE-vol" >/dev/null 2>&1
+        expect_eq "$ENGINE: nothing left after the volume checks" 0 "$(leftovers)"
 }

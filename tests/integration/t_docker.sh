@@ -265,6 +265,7 @@ engine_check_workspace_swap
 engine_check_group
 engine_check_counters
 engine_check_orphan
+engine_check_volume
 
 # ---- the file tools in a container: proctor's binary and libraries, read-only ----
 cat >"$WORK/f.jsonl" <<'S'

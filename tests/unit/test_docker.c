@@ -55,6 +55,40 @@ static void test_owner_labels(void **state)
         assert_int_equal(docker_owner_from_labels(NULL, &got), -EINVAL);
 }
 
+/* An image's volumes become bounded tmpfs mounts, the create pinned to
+ * its id; proctor's own mount points are left to proctor's mounts. */
+static void test_image_volumes(void **state)
+{
+        static const char img_json[] =
+            "{\"Id\":\"sha256:abc123\",\"Config\":{\"Volumes\":{\"/data\":{},\"/tmp\":{},"
+            "\"/workspace\":{},\"rel\":{},\"/var/lib/x\":{}}}}";
+        struct docker_image img;
+        char *argv[] = {"true", NULL};
+        struct docker_create c = {.image = "name:tag", .argv = argv, .user = "1:1"};
+        char *body = docker_create_body(&c), *pinned;
+        json_t *o, *tmpfs;
+
+        assert_int_equal(docker_image_parse(img_json, strlen(img_json), &img), 0);
+        assert_string_equal(img.id, "sha256:abc123");
+        assert_int_equal(img.nvolumes, 2);
+        pinned = docker_create_pin(body, &img, 10u << 20);
+        o = json_loads(pinned, 0, NULL);
+        assert_string_equal(json_string_value(json_object_get(o, "Image")), "sha256:abc123");
+        tmpfs = json_object_get(json_object_get(o, "HostConfig"), "Tmpfs");
+        assert_string_equal(json_string_value(json_object_get(tmpfs, "/data")),
+                            "rw,nosuid,nodev,mode=1777,size=10485760");
+        assert_non_null(json_object_get(tmpfs, "/var/lib/x"));
+        assert_null(json_object_get(tmpfs, "/workspace"));
+        assert_int_equal(json_object_size(tmpfs), 3); /* with /tmp, proctor's own */
+        json_decref(o);
+        free(pinned);
+        free(body);
+        docker_image_clear(&img);
+        assert_int_equal(docker_image_parse("{\"Id\":\"abc\"}", 12, &img), -EINVAL);
+        assert_int_equal(docker_image_parse("[]", 2, &img), -EINVAL);
+        assert_int_equal(img.nvolumes, 0);
+}
+
 static int fake_start_rc;
 static unsigned long long fake_start;
 static int fake_start_of(int pid, unsigned long long *start)
@@ -443,15 +477,11 @@ static void test_error_hints(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_endpoint),
-            cmocka_unit_test(test_owner_labels),
-            cmocka_unit_test(test_owner_gone),
-            cmocka_unit_test(test_create_body),
-            cmocka_unit_test(test_demux_every_split),
-            cmocka_unit_test(test_demux_bad_header),
-            cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_stats_podman),
-            cmocka_unit_test(test_error_hints),
+            cmocka_unit_test(test_endpoint),           cmocka_unit_test(test_owner_labels),
+            cmocka_unit_test(test_image_volumes),      cmocka_unit_test(test_owner_gone),
+            cmocka_unit_test(test_create_body),        cmocka_unit_test(test_demux_every_split),
+            cmocka_unit_test(test_demux_bad_header),   cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_stats_podman),       cmocka_unit_test(test_error_hints),
             cmocka_unit_test(test_inspect_and_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -245,6 +245,11 @@ else
         echo "t_docker: no openssl: TLS not tested"
 fi
 
+# ---- what cannot be bounded is said ----
+out=$("$PROCTOR" doctor --json 2>/dev/null | "$T_PY" -c 'import json, sys; print(json.load(sys.stdin)["enforced"]["docker_counters"])')
+expect_match "doctor: the docker runtime's counters, and inotify's limit unbounded" \
+        "256 queued signals.*inotify instances and watches are NOT bounded" "$out"
+
 # ---- errors that name the fix ----
 engine_check_no_image
 DOCKER_HOST=unix://$WORK/none.sock dk -- true 2>"$WORK/e"

@@ -204,8 +204,11 @@ int docker_image_parse(const char *json, size_t n, struct docker_image *img)
         size_t k = 0;
 
         memset(img, 0, sizeof(*img));
-        if (id == NULL || strlen(id) >= sizeof(img->id) || strncmp(id, "sha256:", 7) != 0 ||
-            strspn(id + 7, "0123456789abcdef") != strlen(id + 7)) {
+        const char *hex = id != NULL && strncmp(id, "sha256:", 7) == 0 ? id + 7 : id;
+
+        /* Docker says "sha256:HEX"; an engine may give the bare digest. */
+        if (id == NULL || strlen(id) >= sizeof(img->id) || hex[0] == '\0' ||
+            strspn(hex, "0123456789abcdef") != strlen(hex)) {
                 json_decref(o);
                 return -EINVAL;
         }
@@ -523,6 +526,11 @@ const char *docker_error_hint(const char *body, size_t n)
                 return "the engine (Podman) has no container init for HostConfig.Init: install "
                        "catatonit, or set init_path in containers.conf's [engine] table to a "
                        "static tini";
+        /* Go's answer to plain HTTP on its TLS port. */
+        if (strstr(msg, "HTTP request to an HTTPS server") != NULL)
+                return "plain HTTP reached an engine that speaks TLS: does it want TLS: "
+                       "DOCKER_TLS_VERIFY=1, with DOCKER_CERT_PATH holding its ca.pem, cert.pem "
+                       "and key.pem";
         /* Podman as root raises nofile and nproc to its maximum unless
          * told; where root lacks CAP_SYS_RESOURCE the runtime refuses. */
         if (strstr(msg, "error setting rlimit") != NULL)

@@ -23,6 +23,8 @@ engine_image() {
 }
 
 leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
+# has_container PID: a container of proctor process PID runs
+has_container() { [ -n "$(docker ps -q --filter label=proctor.pid="$1")" ]; }
 
 # Output, exit codes, a signal's 128+N, a missing command.
 engine_check_exits() {
@@ -132,7 +134,7 @@ engine_check_sweep() {
         p=$!
         track_pid $p
         wait_until 20 test "$(leftovers)" -eq 1
-        wait_until 20 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+        wait_until 20 has_container "$p"
         cid=$(docker ps -q --filter label=proctor.pid="$p")
         expect_match "$ENGINE: labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
         expect_match "$ENGINE: labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
@@ -308,13 +310,31 @@ engine_check_orphan() {
         "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 600 &
         p=$!
         track_pid $p
-        wait_until 30 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+        wait_until 30 has_container "$p"
         cid=$(docker ps -q --filter label=proctor.pid="$p")
         expect_match "$ENGINE: control: the call's container runs" '^[0-9a-f]+$' "$cid"
         { kill -9 $p; wait $p; } 2>/dev/null
         running() { [ "$(docker inspect -f '{{.State.Running}}' "$cid" 2>/dev/null)" = true ]; }
         check "$ENGINE: a SIGKILLed proctor's container ends on its own" wait_until 15 eval '! running'
+        # a proctor that exits at once (its call refused) still finishes
+        # the sweep it started
+        dk --workspace-mode overlay -- true 2>/dev/null
+        expect_eq "$ENGINE: the sweep is done before proctor exits" "" "$(docker ps -aq --filter id="$cid")"
         docker rm -f "$cid" >/dev/null 2>&1
+        # a stopped proctor cannot act on its wall clock: the init's own
+        # (5 s past it) ends the container
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" --timeout 8 -- sleep 600 >/dev/null 2>&1 &
+        p=$!
+        track_pid $p
+        wait_until 30 has_container "$p"
+        cid=$(docker ps -q --filter label=proctor.pid="$p")
+        kill -STOP $p
+        expect_match "$ENGINE: control: a --timeout 8 call's container runs" '^[0-9a-f]+$' "$cid"
+        check "$ENGINE: its wall clock holds while proctor is stopped" wait_until 30 eval '! running'
+        kill -CONT $p
+        check "$ENGINE: the stopped proctor ends once resumed" wait_until 20 test ! -e /proc/$p
+        wait $p 2>/dev/null
+        expect_eq "$ENGINE: nothing left after the orphan checks" 0 "$(leftovers)"
 }
 
 # An image's VOLUME: the engine would back it with an anonymous volume,

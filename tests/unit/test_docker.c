@@ -84,7 +84,10 @@ static void test_image_volumes(void **state)
         free(pinned);
         free(body);
         docker_image_clear(&img);
-        assert_int_equal(docker_image_parse("{\"Id\":\"abc\"}", 12, &img), -EINVAL);
+        assert_int_equal(docker_image_parse("{\"Id\":\"abc\"}", 12, &img), 0); /* bare */
+        assert_string_equal(img.id, "abc");
+        assert_int_equal(docker_image_parse("{\"Id\":\"sha256:\"}", 16, &img), -EINVAL);
+        assert_int_equal(docker_image_parse("{\"Id\":\"../x\"}", 13, &img), -EINVAL);
         assert_int_equal(docker_image_parse("[]", 2, &img), -EINVAL);
         assert_int_equal(img.nvolumes, 0);
 }
@@ -470,6 +473,10 @@ static void test_error_hints(void **state)
         /* The cause lies past the 200 characters a message keeps. */
         assert_non_null(h = docker_error_hint(rlim, sizeof(rlim) - 1));
         assert_non_null(strstr(h, "default_ulimits"));
+        /* plain HTTP to a TLS port: Go's own answer, no JSON */
+        assert_non_null(
+            h = docker_error_hint("Client sent an HTTP request to an HTTPS server.\n", 48));
+        assert_non_null(strstr(h, "DOCKER_TLS_VERIFY=1"));
         assert_null(docker_error_hint("{\"message\":\"No such image: x\"}", 31));
         assert_null(docker_error_hint("", 0));
 }

@@ -750,23 +750,20 @@ static void tls_stdin(struct dk_exec *x)
         char head[sizeof(ep->host) + 400], err[256];
         int sv[2] = {-1, -1};
 
-        {
-                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-                        stdin_sent(0, NULL, 0, strerror(errno), x);
-                        return;
-                }
-                uv_pipe_init(exec__rt_loop(x->e), &x->conn.pipe, 0);
-                x->s = (uv_stream_t *)&x->conn.pipe;
-                x->s->data = x;
-                x->refs++; /* the pipe's close, at the removal */
-                if (uv_pipe_open(&x->conn.pipe, sv[0]) < 0) {
-                        close(sv[0]);
-                        close(sv[1]);
-                        stdin_sent(0, NULL, 0, "cannot open the stdin pipe", x);
-                        return;
-                }
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                stdin_sent(0, NULL, 0, strerror(errno), x);
+                return;
         }
-
+        uv_pipe_init(exec__rt_loop(x->e), &x->conn.pipe, 0);
+        x->s = (uv_stream_t *)&x->conn.pipe;
+        x->s->data = x;
+        x->refs++; /* the pipe's close, at the removal */
+        if (uv_pipe_open(&x->conn.pipe, sv[0]) < 0) {
+                close(sv[0]);
+                close(sv[1]);
+                stdin_sent(0, NULL, 0, "cannot open the stdin pipe", x);
+                return;
+        }
         attach_head(x, "stdin=1", head, sizeof(head));
         struct http_raw_send rs = {
             .url = ep->base_url,

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,33 +26,45 @@
 
 #define INIT_FAIL 125 /* as `proctor exec` when the sandbox cannot be set up */
 
+/* The options' values go to buf, one after another. */
+struct args_out {
+        char *buf;
+        size_t buflen, used, n;
+        const char **out;
+};
+
+__attribute__((format(printf, 3, 4))) static void add(struct args_out *a, const char *opt,
+                                                      const char *fmt, ...)
+{
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = vsnprintf(a->buf + a->used, a->buflen - a->used, fmt, ap);
+        va_end(ap);
+        if (k < 0 || (size_t)k >= a->buflen - a->used)
+                return;
+        a->out[a->n++] = opt;
+        a->out[a->n++] = a->buf + a->used;
+        a->used += (size_t)k + 1;
+}
+
 size_t docker_init_args(const struct docker_init_opts *o, char *buf, size_t buflen,
                         const char **out)
 {
-        size_t n = 0, used = 0;
+        struct args_out a = {buf, buflen, 0, 0, out};
 
-        /* Each option and its value as two entries; buf holds the values. */
-#define ADD(opt, ...)                                                                              \
-        do {                                                                                       \
-                int k = snprintf(buf + used, buflen - used, __VA_ARGS__);                          \
-                if (k < 0 || (size_t)k >= buflen - used)                                           \
-                        return n;                                                                  \
-                out[n++] = opt;                                                                    \
-                out[n++] = buf + used;                                                             \
-                used += (size_t)k + 1;                                                             \
-        } while (0)
         if (o->has_ws)
-                ADD("--ws", "%llu:%llu", o->ws_dev, o->ws_ino);
+                add(&a, "--ws", "%llu:%llu", o->ws_dev, o->ws_ino);
         if (o->deadline_ms > 0)
-                ADD("--deadline", "%" PRIu64, o->deadline_ms);
+                add(&a, "--deadline", "%" PRIu64, o->deadline_ms);
         if (o->keep_stdin)
-                ADD("--stdin", "keep");
+                add(&a, "--stdin", "keep");
         else
-                ADD("--stdin", "%" PRIu64, o->stdin_len);
+                add(&a, "--stdin", "%" PRIu64, o->stdin_len);
         if (o->has_fsize)
-                ADD("--fsize", "%" PRIu64, o->fsize);
-#undef ADD
-        return n;
+                add(&a, "--fsize", "%" PRIu64, o->fsize);
+        return a.n;
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -169,18 +182,135 @@ static int status_of(int st)
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* What the init relays between proctor's stream and the command. */
+struct relay {
+        const struct docker_init_opts *o;
+        int sfd;   /* the signals it forwards, and SIGCHLD */
+        int wfd;   /* the command's stdin; -1 once closed */
+        pid_t pid; /* the command */
+        uint64_t deadline;
+        uint64_t forwarded; /* bytes of stdin taken for the command */
+        size_t len;         /* of them, still in buf */
+        char buf[65536];
+};
+
+static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* The engine resolves the workspace's path again at each create: a path
+ * replaced since the session opened it names another directory, which
+ * this call must not touch. */
+static int check_workspace(const struct docker_init_opts *o)
+{
+        struct stat st;
+
+        if (!o->has_ws ||
+            (stat("/workspace", &st) == 0 && (unsigned long long)st.st_dev == o->ws_dev &&
+             (unsigned long long)st.st_ino == o->ws_ino))
+                return 0;
+        fprintf(stderr, "proctor: the engine mounted another directory at /workspace than the "
+                        "workspace proctor opened at the session's start (was its path replaced "
+                        "or moved?): refused; start the session again on the directory\n");
+        return -EXDEV;
+}
+
+/* Signals to forward come through a signalfd; the command gets stdin
+ * through a pipe (or /dev/null) and starts. 0, or -errno said. */
+static int relay_start(struct relay *r, char **cmd)
+{
+        sigset_t set, orig;
+        int pfd[2], in_fd;
+
+        sigemptyset(&set);
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+                sigaddset(&set, forwarded_signals[i]);
+        sigaddset(&set, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &set, &orig);
+        signal(SIGPIPE, SIG_IGN);
+        r->wfd = -1;
+        if ((r->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                goto fail;
+        if (r->o->keep_stdin || r->o->stdin_len > 0) {
+                if (pipe2(pfd, O_CLOEXEC) != 0)
+                        goto fail;
+                in_fd = pfd[0];
+                r->wfd = pfd[1];
+                fcntl(r->wfd, F_SETFL, O_NONBLOCK);
+        } else if ((in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+                goto fail;
+        }
+        if ((r->pid = start_command(cmd, in_fd, &orig)) < 0)
+                goto fail;
+        close(in_fd);
+        r->deadline = r->o->deadline_ms > 0 ? now_ms() + r->o->deadline_ms : 0;
+        return 0;
+fail:
+        fprintf(stderr, "proctor: cannot start the command's supervisor: %s\n", strerror(errno));
+        return -errno;
+}
+
+/* Forwarded signals go to the command's group; its end is the init's. */
+static bool on_signals(struct relay *r, int *status)
+{
+        struct signalfd_siginfo si;
+        int wst;
+
+        while (read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                if (si.ssi_signo != SIGCHLD && kill(-r->pid, (int)si.ssi_signo) < 0)
+                        kill(r->pid, (int)si.ssi_signo);
+        if (waitpid(r->pid, &wst, WNOHANG) != r->pid)
+                return false;
+        *status = status_of(wst);
+        return true;
+}
+
+/* Reads proctor's stream: the command's share of it is kept for the pipe.
+ * false at its end: proctor holds it open while the command runs, so its
+ * end is proctor's (killed, or done with this container). */
+static bool on_stdin(struct relay *r)
+{
+        ssize_t n = read(STDIN_FILENO, r->buf + r->len, sizeof(r->buf) - r->len);
+        uint64_t want;
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return true;
+        if (n <= 0)
+                return false;
+        if (r->wfd < 0)
+                return true;
+        want = r->o->keep_stdin ? (uint64_t)n : r->o->stdin_len - r->forwarded;
+        if (want > (uint64_t)n)
+                want = (uint64_t)n;
+        r->len += (size_t)want;
+        r->forwarded += want;
+        return true;
+}
+
+/* Writes what it can to the command's stdin; closes it after the last
+ * byte it is due, or when the command closed its end. */
+static void to_command(struct relay *r)
+{
+        ssize_t w = r->len > 0 ? write(r->wfd, r->buf, r->len) : 0;
+
+        if (w > 0) {
+                memmove(r->buf, r->buf + w, r->len - (size_t)w);
+                r->len -= (size_t)w;
+        } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                r->len = 0; /* the rest is dropped */
+                close(r->wfd);
+                r->wfd = -1;
+                return;
+        }
+        if (!r->o->keep_stdin && r->forwarded == r->o->stdin_len && r->len == 0) {
+                close(r->wfd); /* all of it: the command's EOF */
+                r->wfd = -1;
+        }
+}
+
 int docker_init_main(int argc, char **argv)
 {
-        static char buf[65536];
-        static const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+        static struct relay r;
         struct docker_init_opts o;
-        sigset_t set, orig;
-        struct stat st;
-        int cmd_at = parse(argc, argv, &o), sfd, pfd[2] = {-1, -1}, in_fd, wfd = -1, rc;
-        uint64_t deadline, forwarded = 0;
-        size_t len = 0;
-        bool in_eof = false;
-        pid_t pid;
+        int cmd_at = parse(argc, argv, &o), rc, status;
 
         if (cmd_at < 0) {
                 fprintf(stderr,
@@ -189,107 +319,38 @@ int docker_init_main(int argc, char **argv)
                         DOCKER_INIT_CMD);
                 return INIT_FAIL;
         }
-        /* The engine resolves the workspace's path again at each create: a
-         * path replaced since the session opened it names another
-         * directory, which this call must not touch. */
-        if (o.has_ws &&
-            (stat("/workspace", &st) != 0 || (unsigned long long)st.st_dev != o.ws_dev ||
-             (unsigned long long)st.st_ino != o.ws_ino)) {
-                fprintf(stderr,
-                        "proctor: the engine mounted another directory at /workspace than the "
-                        "workspace proctor opened at the session's start (was its path replaced "
-                        "or moved?): refused; start the session again on the directory\n");
+        if (check_workspace(&o) < 0)
                 return INIT_FAIL;
-        }
         if ((rc = bound_counters(&o)) < 0) {
                 fprintf(stderr, "proctor: cannot lower the container's rlimits: %s\n",
                         strerror(-rc));
                 return INIT_FAIL;
         }
-        sigemptyset(&set);
-        for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-                sigaddset(&set, fwd[i]);
-        sigaddset(&set, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &set, &orig);
-        signal(SIGPIPE, SIG_IGN);
-        if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-                fprintf(stderr, "proctor: signalfd: %s\n", strerror(errno));
+        r.o = &o;
+        if (relay_start(&r, argv + cmd_at) < 0)
                 return INIT_FAIL;
-        }
-        if (o.keep_stdin || o.stdin_len > 0) {
-                if (pipe2(pfd, O_CLOEXEC) != 0) {
-                        fprintf(stderr, "proctor: pipe: %s\n", strerror(errno));
-                        return INIT_FAIL;
-                }
-                in_fd = pfd[0];
-                wfd = pfd[1];
-                fcntl(wfd, F_SETFL, O_NONBLOCK);
-        } else if ((in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-                fprintf(stderr, "proctor: /dev/null: %s\n", strerror(errno));
-                return INIT_FAIL;
-        }
-        if ((pid = start_command(argv + cmd_at, in_fd, &orig)) < 0) {
-                fprintf(stderr, "proctor: fork: %s\n", strerror(errno));
-                return INIT_FAIL;
-        }
-        close(in_fd);
-        deadline = o.deadline_ms > 0 ? now_ms() + o.deadline_ms : 0;
         for (;;) {
-                struct pollfd p[3] = {{sfd, POLLIN, 0}, {-1, 0, 0}, {-1, 0, 0}};
+                /* stdin is watched for its end even while the command
+                 * does not read (the buffer full: a hangup only) */
+                struct pollfd p[3] = {{r.sfd, POLLIN, 0},
+                                      {STDIN_FILENO, r.len < sizeof(r.buf) ? POLLIN : 0, 0},
+                                      {-1, 0, 0}};
                 int timeout = -1;
-                if (!in_eof && len < sizeof(buf))
-                        p[1] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
-                if (wfd >= 0 && len > 0)
-                        p[2] = (struct pollfd){wfd, POLLOUT, 0};
-                if (deadline != 0) {
+                if (r.wfd >= 0 && r.len > 0)
+                        p[2] = (struct pollfd){r.wfd, POLLOUT, 0};
+                if (r.deadline != 0) {
                         uint64_t now = now_ms();
-                        if (now >= deadline)
+                        if (now >= r.deadline)
                                 return end_all();
-                        timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+                        timeout = r.deadline - now > 60000 ? 60000 : (int)(r.deadline - now);
                 }
                 if (poll(p, 3, timeout) < 0 && errno != EINTR)
                         return end_all();
-                if (p[0].revents & POLLIN) {
-                        struct signalfd_siginfo si;
-                        int wst;
-                        while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                                if (si.ssi_signo != SIGCHLD && kill(-pid, (int)si.ssi_signo) < 0)
-                                        kill(pid, (int)si.ssi_signo);
-                        }
-                        if (waitpid(pid, &wst, WNOHANG) == pid)
-                                return status_of(wst);
-                }
-                if (p[1].revents != 0) {
-                        ssize_t n = read(STDIN_FILENO, buf + len, sizeof(buf) - len);
-                        /* proctor holds the attach stream open while the
-                         * command runs: its end is proctor's (killed, or
-                         * done with this container). */
-                        if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
-                                return end_all();
-                        if (n > 0 && wfd >= 0) {
-                                uint64_t want =
-                                    o.keep_stdin ? (uint64_t)n : o.stdin_len - forwarded;
-                                len += (size_t)n < want ? (size_t)n : (size_t)want;
-                                forwarded += (size_t)n < want ? (size_t)n : (size_t)want;
-                        }
-                }
-                if (wfd >= 0 && len > 0 && (p[2].revents != 0 || p[1].revents != 0)) {
-                        ssize_t w = write(wfd, buf, len);
-                        if (w > 0) {
-                                memmove(buf, buf + w, len - (size_t)w);
-                                len -= (size_t)w;
-                        } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-                                /* the command closed its stdin: the rest is dropped */
-                                close(wfd);
-                                wfd = -1;
-                                len = 0;
-                        }
-                }
-                if (wfd < 0)
-                        len = 0;
-                if (wfd >= 0 && !o.keep_stdin && forwarded == o.stdin_len && len == 0) {
-                        close(wfd); /* all of it: the command's EOF */
-                        wfd = -1;
-                }
+                if ((p[0].revents & POLLIN) && on_signals(&r, &status))
+                        return status;
+                if (p[1].revents != 0 && !on_stdin(&r))
+                        return end_all();
+                if (r.wfd >= 0 && (p[2].revents != 0 || p[1].revents != 0))
+                        to_command(&r);
         }
 }

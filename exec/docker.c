@@ -1452,7 +1452,7 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
             /* Podman drops containers.conf's default_ulimits once a
              * create names any, and raises nofile and nproc to their
              * maximum, which a host without CAP_SYS_RESOURCE refuses:
-             * there the quota is the workspace walk's alone. */
+             * there proctor's init sets RLIMIT_FSIZE alone. */
             .has_fsize = !rt->podman && room != UINT64_MAX,
             .fsize = room,
         };

@@ -1280,11 +1280,9 @@ static int post_create(struct dk_exec *x, char *body)
                 free(pinned);
                 return -ENOMEM;
         }
-        /* kept for a retry naming the profile's file (seccomp_by_path) */
-        if (rt->podman)
-                free(pinned);
-        else
-                x->create_body = pinned;
+        /* kept for a retry naming the profile's file (seccomp_by_path):
+         * the body may have been built before GET /version said Podman */
+        x->create_body = pinned;
         return 0;
 }
 

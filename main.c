@@ -14,6 +14,7 @@
 #include "core/options.h"
 #include "core/tools.h"
 #include "core/trace.h"
+#include "exec/docker_init.h"
 #include "exec/env.h"
 #include "tui/tui.h"
 
@@ -97,6 +98,13 @@ static int dispatch(int argc, char **argv)
                         if (strcmp(argv[i], "--summary") == 0)
                                 return trace_summary_main(argc - 1, argv + 1);
                 return tui_replay_main(argc - 1, argv + 1);
+        }
+        /* proctor's supervisor inside each --runtime docker container */
+        if (strcmp(cmd, DOCKER_INIT_CMD) == 0) {
+#ifdef __SANITIZE_ADDRESS__
+                in_tool = true;
+#endif
+                return docker_init_main(argc - 1, argv + 1);
         }
         /* used inside sandboxes to run the file tools */
         if (strcmp(cmd, "tool") == 0) {

@@ -276,6 +276,15 @@ int doctor_main(int argc, char **argv)
         j = report_json(&r, &s);
         if (j == NULL)
                 return 1;
+        /* A container has no user namespace of its own: what the kernel
+         * counts per user is the workspace owner's on the host. */
+        json_object_set_new(
+            json_object_get(j, "enforced"), "docker_counters",
+            json_string("--runtime docker: per container 256 queued signals, 64K message queues, "
+                        "1024 open files (4096 hard), set by proctor's init in it; inotify "
+                        "instances and watches are NOT bounded there (the engine runs it in the "
+                        "host's user namespace): a container can use up the workspace owner's "
+                        "fs.inotify.max_user_instances while it runs"));
         if (o.json) {
                 json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 printf("\n");

@@ -26,10 +26,12 @@
 #include <jansson.h>
 
 #include "exec/docker_api.h"
+#include "exec/docker_init.h"
 #include "exec/fdio.h"
 #include "exec/http.h"
 #include "exec/seccomp.h"
 #include "exec/selfrun.h"
+#include "exec/workspace.h"
 
 #define ATTACH_HEAD_MAX 4096
 #define END_GRACE_MS    500  /* output still due once the wait answered */
@@ -39,20 +41,27 @@
 #define SETUP_MIN_MS    10000
 #define SETUP_WAIT_MS   60000
 #define RT_CALL_IDLE_MS 10000
+/* The init's own wall clock (docker_init) runs this much past proctor's,
+ * which ends the call first and names its reason; the init's ends the
+ * container when proctor cannot. */
+#define INIT_GRACE_MS 5000
 
 struct docker_rt {
         uv_loop_t *loop;
         struct http_client *http;
         struct docker_endpoint ep;
         char *image, *session;
-        char host_name[256];
-        struct selfrun self; /* proctor's binary and libraries, for the file tools */
-        char *seccomp;       /* proctor's policy as the engine's profile */
+        struct docker_owner owner; /* this process, as its containers' labels name it */
+        struct selfrun self;       /* proctor's binary and libraries, for the file tools */
+        char *seccomp;             /* proctor's policy as the engine's profile */
         /* The same in a file (Podman's service reads profiles by path on
          * its own host); "" when it could not be written. */
         char seccomp_path[96];
-        unsigned pending;               /* requests of its own (the sweep) in flight */
-        bool podman;                    /* the engine is Podman (GET /version said so) */
+        unsigned pending; /* requests of its own (the sweep) in flight */
+        bool podman;      /* the engine is Podman (GET /version said so) */
+        /* The image as the first call found it: every container of the
+         * session is created from that id, its volumes known. */
+        struct docker_image img;
         struct dk_call *list, *version; /* the start's calls, while in flight */
         bool freeing;
 };
@@ -77,6 +86,7 @@ static void rt_free(struct docker_rt *rt)
         free(rt->image);
         free(rt->session);
         free(rt->seccomp);
+        docker_image_clear(&rt->img);
         if (rt->seccomp_path[0] != '\0')
                 unlink(rt->seccomp_path);
         free(rt);
@@ -87,7 +97,7 @@ struct dk_exec {
         struct exec *e;
         char id[80];
         char image[256];
-        bool want_stdin, keep_stdin;
+        bool keep_stdin;
         char *stdin_data;
         size_t stdin_len;
 
@@ -98,7 +108,6 @@ struct dk_exec {
         } conn;
         uv_stream_t *s;
         uv_connect_t creq;
-        uv_shutdown_t sreq;
         uv_getaddrinfo_t gai;
         char head[ATTACH_HEAD_MAX];
         size_t hlen;
@@ -114,6 +123,7 @@ struct dk_exec {
         struct dk_call *stats, *wait, *poll;
         struct dk_call *create, *start; /* in flight */
         char *create_body;              /* kept until the create is answered */
+        uint64_t vol_bytes;             /* the tmpfs over each of the image's volumes */
         unsigned setup_ms;              /* the create and start's deadline (setup_over) */
         uint64_t polled_us;             /* when the last poll of the stats was asked */
         struct docker_stats_sample prev;
@@ -135,6 +145,7 @@ struct dk_exec {
 };
 
 static void x_unref(struct dk_exec *x);
+static bool dk_workspace_here(void *state);
 static void x_end(struct dk_exec *x);
 static void x_remove(struct dk_exec *x);
 static void setup_over(uv_timer_t *t);
@@ -672,11 +683,6 @@ static void stdin_written(uv_write_t *w, int status)
         x_unref(x);
 }
 
-static void stdin_shut(uv_shutdown_t *r, int status)
-{
-        x_unref(r->data);
-}
-
 static int conn_write(struct dk_exec *x, const char *data, size_t len)
 {
         uv_write_t *w;
@@ -698,13 +704,6 @@ static int conn_write(struct dk_exec *x, const char *data, size_t len)
         }
         x->refs++;
         return 0;
-}
-
-static void stdin_close(struct dk_exec *x)
-{
-        x->sreq.data = x;
-        if (x->s != NULL && uv_shutdown(&x->sreq, x->s, stdin_shut) == 0)
-                x->refs++;
 }
 
 /* The attach request, asking the engine to upgrade the connection to the
@@ -740,34 +739,31 @@ static void stdin_sent(int status, const char *body, size_t n, const char *err, 
 
 /* Over TLS the output's attach goes through libcurl, which cannot close
  * one direction of a connection, so stdin takes an attach of its own
- * (stdin only): its data, then the connection's close, which the engine
- * reads as the end of stdin (the container has StdinOnce). A stdin kept
- * open (an MCP server's) flows to that attach through a socket pair whose
- * near end is x->s: conn_write writes there as it would to the attach
- * connection, and closing it at the removal ends the stream. */
+ * (stdin only): its data, then what flows through a socket pair whose
+ * near end is x->s (conn_write writes there as it would to the attach
+ * connection, for a stdin kept open, an MCP server's). Closing it at the
+ * removal, or proctor's death, ends the stream, which the container's
+ * init reads as proctor's end (see docker_init). */
 static void tls_stdin(struct dk_exec *x)
 {
         const struct docker_endpoint *ep = &x->rt->ep;
         char head[sizeof(ep->host) + 400], err[256];
         int sv[2] = {-1, -1};
 
-        if (x->keep_stdin) {
-                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-                        stdin_sent(0, NULL, 0, strerror(errno), x);
-                        return;
-                }
-                uv_pipe_init(exec__rt_loop(x->e), &x->conn.pipe, 0);
-                x->s = (uv_stream_t *)&x->conn.pipe;
-                x->s->data = x;
-                x->refs++; /* the pipe's close, at the removal */
-                if (uv_pipe_open(&x->conn.pipe, sv[0]) < 0) {
-                        close(sv[0]);
-                        close(sv[1]);
-                        stdin_sent(0, NULL, 0, "cannot open the stdin pipe", x);
-                        return;
-                }
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                stdin_sent(0, NULL, 0, strerror(errno), x);
+                return;
         }
-
+        uv_pipe_init(exec__rt_loop(x->e), &x->conn.pipe, 0);
+        x->s = (uv_stream_t *)&x->conn.pipe;
+        x->s->data = x;
+        x->refs++; /* the pipe's close, at the removal */
+        if (uv_pipe_open(&x->conn.pipe, sv[0]) < 0) {
+                close(sv[0]);
+                close(sv[1]);
+                stdin_sent(0, NULL, 0, "cannot open the stdin pipe", x);
+                return;
+        }
         attach_head(x, "stdin=1", head, sizeof(head));
         struct http_raw_send rs = {
             .url = ep->base_url,
@@ -824,14 +820,13 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
         if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
-        if (x->want_stdin && x->rt->ep.tls) {
+        /* stdin stays open while the container runs: the init inside
+         * hands the command its stdin_len bytes, and takes the stream's
+         * end for proctor's (docker_init). */
+        if (x->rt->ep.tls)
                 tls_stdin(x);
-        } else {
-                if (x->want_stdin && x->stdin_len > 0)
-                        conn_write(x, x->stdin_data, x->stdin_len);
-                if (x->want_stdin && !x->keep_stdin)
-                        stdin_close(x);
-        }
+        else if (x->stdin_len > 0)
+                conn_write(x, x->stdin_data, x->stdin_len);
         if (x->wait == NULL) {
                 x_err(x, "out of memory");
                 x->waited = true;
@@ -961,8 +956,7 @@ static void connected(uv_connect_t *r, int status)
                 return;
         }
         x->conn_made = true;
-        attach_head(x, x->want_stdin ? "stdout=1&stderr=1&stdin=1" : "stdout=1&stderr=1", req,
-                    sizeof(req));
+        attach_head(x, "stdout=1&stderr=1&stdin=1", req, sizeof(req));
         w = malloc(sizeof(*w) + strlen(req));
         if (w == NULL) {
                 x_err(x, "out of memory");
@@ -1168,6 +1162,13 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
         return true;
 }
 
+static void image_missing(struct dk_exec *x)
+{
+        x_err(x,
+              "image %s is not in the Docker engine at %s: docker pull %s (or docker load -i FILE)",
+              x->image, x->rt->ep.shown, x->image);
+}
+
 static void created(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct dk_exec *x = c->x;
@@ -1180,10 +1181,7 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
         free(x->create_body);
         x->create_body = NULL;
         if (status == 404) {
-                x_err(x,
-                      "image %s is not in the Docker engine at %s: docker pull %s (or docker "
-                      "load -i FILE)",
-                      x->image, x->rt->ep.shown, x->image);
+                image_missing(x);
         } else if (status == 201 && (o = json_loadb(body, n, 0, NULL)) != NULL) {
                 id = json_string_value(json_object_get(o, "Id"));
                 if (id != NULL && strlen(id) < sizeof(x->id) &&
@@ -1245,16 +1243,18 @@ static void send_kill(struct dk_exec *x, int sig)
 
 /* ---- the runtime's operations ---- */
 
-/* The container runs as the workspace's owner, as a native sandbox acts
- * on it; a root-owned workspace (or none) gets nobody, never root. */
-static void pick_user(const char *ws, char *out, size_t len)
+/* The container acts on the workspace with the ids a native sandbox has
+ * (exec_workspace_open): taken from the directory opened once at the
+ * session's start, never from its path again, and the owner's primary
+ * group from the user database, never the directory's own group. No
+ * workspace: nobody. */
+static void pick_user(const struct exec_request *req, char *out, size_t len)
 {
-        struct stat st;
+        uint32_t uid = EXEC_NOBODY_ID, gid = EXEC_NOBODY_ID;
 
-        if (ws != NULL && stat(ws, &st) == 0 && st.st_uid != 0)
-                snprintf(out, len, "%u:%u", (unsigned)st.st_uid, (unsigned)st.st_gid);
-        else
-                snprintf(out, len, "65534:65534");
+        if (req->ws_mode != EXEC_WS_NONE && req->ws != NULL)
+                exec_workspace_ids(req->ws, &uid, &gid);
+        snprintf(out, len, "%u:%u", (unsigned)uid, (unsigned)gid);
 }
 
 static void free_on_close(uv_handle_t *h)
@@ -1266,14 +1266,141 @@ static void free_on_close(uv_handle_t *h)
         free(x);
 }
 
+/* Creates the container from `body` (taken), pinned to the session's
+ * image by id with a bounded tmpfs over each of its volumes: an anonymous
+ * volume would be outside the disk quota. 0 or -ENOMEM. */
+static int post_create(struct dk_exec *x, char *body)
+{
+        struct docker_rt *rt = x->rt;
+        char *pinned = docker_create_pin(body, &rt->img, x->vol_bytes);
+
+        free(body);
+        if (pinned == NULL ||
+            (x->create = api(rt, x, "POST", "/containers/create", pinned, created)) == NULL) {
+                free(pinned);
+                return -ENOMEM;
+        }
+        /* kept for a retry naming the profile's file (seccomp_by_path):
+         * the body may have been built before GET /version said Podman */
+        x->create_body = pinned;
+        return 0;
+}
+
+static void image_known(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+{
+        struct dk_exec *x = c->x;
+        struct docker_image img;
+        char *create_body = x->create_body;
+
+        x->create = NULL;
+        x->create_body = NULL;
+        if (status == 200 && docker_image_parse(body, n, &img) == 0) {
+                if (x->rt->img.id[0] == '\0')
+                        x->rt->img = img; /* the first answer pins the session's */
+                else
+                        docker_image_clear(&img);
+        } else if (status == 404) {
+                image_missing(x);
+        } else if (status != 0) {
+                answer_error(x, "image", status, body, n);
+        } else {
+                reach_error(x, "image", err);
+        }
+        if (x->error[0] != '\0' || x->has_pending) {
+                free(create_body);
+                x_end(x);
+        } else if (post_create(x, create_body) < 0) {
+                x_err(x, "out of memory");
+                x_end(x);
+        }
+}
+
+/* Asks the engine for the image (its id and volumes) before the first
+ * create; x->create_body waits for the answer. 0 or -ENOMEM. */
+static int image_ask(struct dk_exec *x)
+{
+        const char *name = x->rt->image;
+        char path[1200];
+        size_t k = snprintf(path, sizeof(path), "/images/");
+
+        /* The name as one path segment's worth: a registry's host:port
+         * and repository slashes pass, anything else is escaped. */
+        for (; *name != '\0' && k + 4 < sizeof(path); name++)
+                k += (size_t)snprintf(path + k, sizeof(path) - k,
+                                      strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789._-:/@",
+                                             *name) != NULL
+                                          ? "%c"
+                                          : "%%%02X",
+                                      (unsigned char)*name);
+        snprintf(path + k, sizeof(path) - k, "/json");
+        x->create = api(x->rt, x, "GET", path, NULL, image_known);
+        return x->create != NULL ? 0 : -ENOMEM;
+}
+
+/* The container's command: proctor's own init (docker_init) from its
+ * binary bound read-only, then the request's command (proctor again for a
+ * file tool). For a local engine the init checks that /workspace is the
+ * directory the session opened, by device and inode: the engine resolves
+ * the path again at each create, so a path replaced since is caught there,
+ * before anything of the command runs. malloc'ed (the strings in `buf`,
+ * the rest the request's and rt->self's), or NULL. */
+static const char **container_argv(struct docker_rt *rt, const struct exec_request *req,
+                                   uint64_t room, char *buf, size_t buflen)
+{
+        struct docker_init_opts io = {
+            .keep_stdin = req->keep_stdin,
+            .stdin_len = req->stdin_data != NULL ? req->stdin_len : 0,
+            .deadline_ms = req->limits.timeout_ms > 0 ? req->limits.timeout_ms + INIT_GRACE_MS : 0,
+            .has_fsize = room != UINT64_MAX,
+            .fsize = room,
+        };
+        size_t argc = 0, n = 0, cap;
+        const char **inner, **outer, **out;
+        char *const *cmd;
+
+        if (req->ws != NULL && req->ws_mode != EXEC_WS_NONE && dk_workspace_here(rt)) {
+                io.has_ws = true;
+                io.ws_dev = (unsigned long long)req->ws->st.st_dev;
+                io.ws_ino = (unsigned long long)req->ws->st.st_ino;
+        }
+        while (req->argv[argc] != NULL)
+                argc++;
+        cap = argc + 24;
+        inner = calloc(cap, sizeof(*inner));
+        outer = calloc(cap, sizeof(*outer));
+        out = calloc(cap, sizeof(*out));
+        if (inner == NULL || outer == NULL || out == NULL) {
+                free(inner);
+                free(outer);
+                free(out);
+                return NULL;
+        }
+        cmd = selfrun_argv(&rt->self, req->argv, inner, cap);
+        outer[n++] = EXEC_SANDBOX_SELF;
+        outer[n++] = DOCKER_INIT_CMD;
+        n += docker_init_args(&io, buf, buflen, outer + n);
+        outer[n++] = "--";
+        for (size_t i = 0; cmd[i] != NULL && n + 1 < cap; i++)
+                outer[n++] = cmd[i];
+        outer[n] = NULL;
+        cmd = selfrun_argv(&rt->self, (char *const *)outer, out, cap);
+        if ((const char **)cmd != out) /* a static binary: no loader */
+                memcpy(out, outer, (n + 1) * sizeof(*out));
+        free(inner);
+        free(outer);
+        return out;
+}
+
 static int dk_spawn(void *state, struct exec *e, const struct exec_request *req, char *err,
                     size_t errlen)
 {
         struct docker_rt *rt = state;
         struct dk_exec *x;
-        const char *self_argv[64];
-        char user[48];
+        const char **argv;
+        char user[48], init_buf[256];
         char *body;
+        int rc;
 
         if (req->ws_mode == EXEC_WS_OVERLAY) {
                 snprintf(err, errlen,
@@ -1287,7 +1414,6 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
         x->rt = rt;
         x->e = e;
         x->keep_stdin = req->keep_stdin;
-        x->want_stdin = req->keep_stdin || req->stdin_data != NULL;
         snprintf(x->image, sizeof(x->image), "%s", rt->image);
         if (!req->keep_stdin && req->stdin_data != NULL && req->stdin_len > 0) {
                 x->stdin_data = malloc(req->stdin_len);
@@ -1298,42 +1424,54 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                 memcpy(x->stdin_data, req->stdin_data, req->stdin_len);
                 x->stdin_len = req->stdin_len;
         }
-        pick_user(req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace, user, sizeof(user));
+        pick_user(req, user, sizeof(user));
         uint64_t room = exec__rt_disk_room(e);
+        if ((argv = container_argv(rt, req, room, init_buf, sizeof(init_buf))) == NULL) {
+                free(x->stdin_data);
+                free(x);
+                return -ENOMEM;
+        }
         struct docker_create dc = {
             .image = rt->image,
-            .argv = selfrun_argv(&rt->self, req->argv, self_argv, 64),
+            .argv = (char *const *)argv,
             .seccomp_profile =
                 rt->podman && seccomp_file(rt) != NULL ? rt->seccomp_path : rt->seccomp,
-            .self = req->argv[0] != NULL && strcmp(req->argv[0], EXEC_SANDBOX_SELF) == 0 ? &rt->self
-                                                                                         : NULL,
+            .self = &rt->self,
             .env = req->env_extra,
             .workspace = req->ws_mode == EXEC_WS_NONE ? NULL : req->workspace,
             .workspace_ro = req->ws_mode == EXEC_WS_RO,
             .user = user,
-            .stdin_open = x->want_stdin,
+            .stdin_open = true,
             .limits = req->limits,
             .session = rt->session,
-            .host_name = rt->host_name,
+            .host_name = rt->owner.host,
             .exec_id = exec_id(e),
-            .pid = getpid(),
+            .owner = &rt->owner,
             /* Podman drops containers.conf's default_ulimits once a
              * create names any, and raises nofile and nproc to their
              * maximum, which a host without CAP_SYS_RESOURCE refuses:
-             * there the quota is the workspace walk's alone. */
+             * there proctor's init sets RLIMIT_FSIZE alone. */
             .has_fsize = !rt->podman && room != UINT64_MAX,
             .fsize = room,
         };
         body = docker_create_body(&dc);
+        free(argv);
+        x->vol_bytes = docker_tmpfs_bytes(&req->limits);
+        if (room < x->vol_bytes)
+                x->vol_bytes = room;
         uv_timer_init(exec__rt_loop(e), &x->timer);
         x->timer.data = x;
         uv_timer_init(exec__rt_loop(e), &x->probe);
         x->probe.data = x;
         x->refs = 3; /* the execution's own, and the timer handles' */
         exec__rt_set_priv(e, x);
-        if (body == NULL ||
-            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
-                free(body);
+        if (body != NULL && rt->img.id[0] == '\0') {
+                x->create_body = body;
+                rc = image_ask(x);
+        } else {
+                rc = body != NULL ? post_create(x, body) : -ENOMEM;
+        }
+        if (rc < 0) {
                 snprintf(err, errlen, "cannot start a request to the Docker engine (libcurl?)");
                 /* The timer must close before x goes; the exec is not live yet. */
                 x->e = NULL;
@@ -1345,11 +1483,6 @@ static int dk_spawn(void *state, struct exec *e, const struct exec_request *req,
                       : req->limits.timeout_ms < SETUP_MIN_MS ? SETUP_MIN_MS
                                                               : (unsigned)req->limits.timeout_ms;
         uv_timer_start(&x->timer, setup_over, x->setup_ms, 0);
-        /* kept for a retry naming the profile's file (seccomp_by_path) */
-        if (rt->podman)
-                free(body);
-        else
-                x->create_body = body;
         return 0;
 }
 
@@ -1488,27 +1621,6 @@ static int check_socket(const struct docker_endpoint *ep, char *err, size_t errl
         return rc;
 }
 
-/* A proctor process that is gone (or whose pid now names another program). */
-static bool proctor_dead(const char *pid_s)
-{
-        char path[64], comm[32] = "";
-        char *end;
-        long pid = strtol(pid_s, &end, 10);
-        FILE *f;
-
-        if (*end != '\0' || pid <= 0 || pid == getpid())
-                return pid != getpid() && *end == '\0' && pid > 0;
-        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-                return true;
-        snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-        if ((f = fopen(path, "re")) == NULL)
-                return false;
-        if (fgets(comm, sizeof(comm), f) == NULL)
-                comm[0] = '\0';
-        fclose(f);
-        return strncmp(comm, "proctor", 7) != 0;
-}
-
 static void swept_one(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         (void)c;
@@ -1518,9 +1630,14 @@ static void swept_one(struct dk_call *c, int status, const char *body, size_t n,
         (void)err;
 }
 
+/* Removes the containers whose labels prove that they belong to a proctor
+ * process of this host and boot that no longer runs (SIGKILLed, say);
+ * anything else, labelled by hand or by another proctor still running, is
+ * left alone. */
 static void listed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct docker_rt *rt = c->rt;
+        struct docker_owner o;
         json_t *a, *it;
         size_t i;
         char path[200];
@@ -1529,13 +1646,10 @@ static void listed(struct dk_call *c, int status, const char *body, size_t n, co
         if (status != 200 || (a = json_loadb(body, n, 0, NULL)) == NULL)
                 return;
         json_array_foreach (a, i, it) {
-                json_t *labels = json_object_get(it, "Labels");
                 const char *id = json_string_value(json_object_get(it, "Id"));
-                const char *pid = json_string_value(json_object_get(labels, "proctor.pid"));
-                const char *host = json_string_value(json_object_get(labels, "proctor.host"));
-                if (id == NULL || pid == NULL || host == NULL || strcmp(host, rt->host_name) != 0 ||
-                    strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 80 ||
-                    !proctor_dead(pid))
+                if (id == NULL || strspn(id, "0123456789abcdef") != strlen(id) || strlen(id) > 80 ||
+                    docker_owner_from_labels(json_object_get(it, "Labels"), &o) < 0 ||
+                    !docker_owner_gone(&o, &rt->owner, docker_proc_start))
                         continue;
                 snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
                 api(rt, NULL, "DELETE", path, NULL, swept_one);
@@ -1564,6 +1678,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
                          size_t errlen)
 {
         struct docker_rt *rt;
+        char host[256] = "";
         int rc;
 
         if (o->docker_image == NULL || o->docker_image[0] == '\0') {
@@ -1592,8 +1707,16 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         rt->image = strdup(o->docker_image);
         rt->session = strdup(o->session_id != NULL ? o->session_id : "");
         rt->http = http_client_new(loop);
-        if (gethostname(rt->host_name, sizeof(rt->host_name) - 1) < 0)
-                rt->host_name[0] = '\0';
+        if (gethostname(host, sizeof(host) - 1) < 0)
+                host[0] = '\0';
+        if ((rc = docker_owner_self(&rt->owner, host)) < 0) {
+                snprintf(err, errlen,
+                         "cannot read this process's start time or this boot's id in /proc "
+                         "(for the labels that let a later proctor sweep its containers): %s",
+                         strerror(-rc));
+                rt_free(rt);
+                return rc;
+        }
         if (rt->image == NULL || rt->session == NULL || rt->http == NULL) {
                 rt_free(rt);
                 return -ENOMEM;
@@ -1602,7 +1725,7 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         struct dk_call *c = rt->list =
             api(rt, NULL, "GET",
                 "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
-                "pid%22%5D%7D",
+                "instance%22%5D%7D",
                 NULL, listed);
         if (c == NULL) {
                 snprintf(err, errlen,
@@ -1619,11 +1742,12 @@ static void dk_engine_free(void *state)
 {
         struct docker_rt *rt = state;
 
-        /* An engine that never answered the start's calls does not keep
-         * the loop (and proctor) alive; held while they are cancelled. */
+        /* The sweep runs to its end (a proctor that exits at once still
+         * removes what a killed one left): the listing and the removals it
+         * asks for keep the loop until answered, each bounded by
+         * RT_CALL_IDLE_MS. The version is of no use any more. */
         rt->pending++;
         rt->freeing = true;
-        call_cancel(&rt->list);
         call_cancel(&rt->version);
         if (--rt->pending == 0) {
                 rt_free(rt);

@@ -4,10 +4,13 @@
 #include "exec/docker_api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -80,6 +83,11 @@ static json_t *strv_json(char *const *v)
         return a;
 }
 
+uint64_t docker_tmpfs_bytes(const struct exec_limits *l)
+{
+        return l->tmpfs_bytes > 0 ? l->tmpfs_bytes : (uint64_t)64 << 20;
+}
+
 static json_t *host_config(const struct docker_create *c)
 {
         const struct exec_limits *l = &c->limits;
@@ -108,7 +116,7 @@ static json_t *host_config(const struct docker_create *c)
         json_object_set_new(hc, "IpcMode", json_string("private"));
         json_object_set_new(hc, "ReadonlyRootfs", json_true());
         snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64,
-                 l->tmpfs_bytes > 0 ? l->tmpfs_bytes : (uint64_t)64 << 20);
+                 docker_tmpfs_bytes(l));
         json_object_set_new(tmpfs, "/tmp", json_string(opt));
         json_object_set_new(hc, "Tmpfs", tmpfs);
         if (c->workspace != NULL) {
@@ -170,15 +178,191 @@ char *docker_create_body(const struct docker_create *c)
                             json_string(c->session != NULL ? c->session : ""));
         snprintf(buf, sizeof(buf), "%" PRIu64, c->exec_id);
         json_object_set_new(labels, "proctor.exec", json_string(buf));
-        snprintf(buf, sizeof(buf), "%d", c->pid);
+        snprintf(buf, sizeof(buf), "%d", c->owner != NULL ? c->owner->pid : c->pid);
         json_object_set_new(labels, "proctor.pid", json_string(buf));
         json_object_set_new(labels, "proctor.host",
-                            json_string(c->host_name != NULL ? c->host_name : ""));
+                            json_string(c->owner != NULL       ? c->owner->host
+                                        : c->host_name != NULL ? c->host_name
+                                                               : ""));
+        if (c->owner != NULL) {
+                snprintf(buf, sizeof(buf), "%llu", c->owner->start);
+                json_object_set_new(labels, "proctor.start", json_string(buf));
+                json_object_set_new(labels, "proctor.instance", json_string(c->owner->instance));
+                json_object_set_new(labels, "proctor.boot", json_string(c->owner->boot));
+        }
         json_object_set_new(o, "Labels", labels);
         json_object_set_new(o, "HostConfig", host_config(c));
         s = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return s;
+}
+
+int docker_image_parse(const char *json, size_t n, struct docker_image *img)
+{
+        json_t *o = json_loadb(json, n, 0, NULL), *vols, *v;
+        const char *id = json_string_value(json_object_get(o, "Id")), *path;
+        size_t k = 0;
+
+        memset(img, 0, sizeof(*img));
+        const char *hex = id != NULL && strncmp(id, "sha256:", 7) == 0 ? id + 7 : id;
+
+        /* Docker says "sha256:HEX"; an engine may give the bare digest. */
+        if (id == NULL || strlen(id) >= sizeof(img->id) || hex[0] == '\0' ||
+            strspn(hex, "0123456789abcdef") != strlen(hex)) {
+                json_decref(o);
+                return -EINVAL;
+        }
+        snprintf(img->id, sizeof(img->id), "%s", id);
+        vols = json_object_get(json_object_get(o, "Config"), "Volumes");
+        if (json_object_size(vols) > 0)
+                img->volumes = calloc(json_object_size(vols), sizeof(*img->volumes));
+        json_object_foreach (vols, path, v) {
+                if (img->volumes == NULL)
+                        break;
+                /* As a mount's destination: absolute, and not a mount
+                 * proctor makes itself (the engine refuses two mounts on
+                 * one destination; those are bounded already). */
+                if (path[0] != '/' || strlen(path) >= PATH_MAX || strcmp(path, "/tmp") == 0 ||
+                    strcmp(path, "/tmp/") == 0 || strcmp(path, "/workspace") == 0 ||
+                    strcmp(path, "/workspace/") == 0)
+                        continue;
+                if ((img->volumes[k] = strdup(path)) != NULL)
+                        k++;
+        }
+        img->nvolumes = k;
+        json_decref(o);
+        return 0;
+}
+
+void docker_image_clear(struct docker_image *img)
+{
+        for (size_t i = 0; i < img->nvolumes; i++)
+                free(img->volumes[i]);
+        free(img->volumes);
+        memset(img, 0, sizeof(*img));
+}
+
+char *docker_create_pin(const char *body, const struct docker_image *img, uint64_t size)
+{
+        json_t *o = json_loads(body, 0, NULL), *tmpfs;
+        char opt[96], *s = NULL;
+
+        if (o == NULL)
+                return NULL;
+        json_object_set_new(o, "Image", json_string(img->id));
+        tmpfs = json_object_get(json_object_get(o, "HostConfig"), "Tmpfs");
+        snprintf(opt, sizeof(opt), "rw,nosuid,nodev,mode=1777,size=%" PRIu64, size);
+        for (size_t i = 0; tmpfs != NULL && i < img->nvolumes; i++)
+                json_object_set_new(tmpfs, img->volumes[i], json_string(opt));
+        if (tmpfs != NULL)
+                s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        return s;
+}
+
+int docker_proc_start(int pid, unsigned long long *start)
+{
+        char path[64], buf[1024];
+        const char *p;
+        ssize_t n;
+        int fd, field;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return n == 0 ? -ESRCH : -errno;
+        buf[n] = '\0';
+        /* The command's name may hold spaces and parentheses: fields are
+         * counted from the last ')', which ends field 2. */
+        if ((p = strrchr(buf, ')')) == NULL)
+                return -EIO;
+        for (field = 2; field < 22 && p != NULL; field++)
+                p = strchr(p + 1, ' ');
+        if (p == NULL || sscanf(p + 1, "%llu", start) != 1)
+                return -EIO;
+        return 0;
+}
+
+static int read_line(const char *path, char *out, size_t len)
+{
+        FILE *f = fopen(path, "re");
+
+        if (f == NULL)
+                return -errno;
+        if (fgets(out, (int)len, f) == NULL)
+                out[0] = '\0';
+        fclose(f);
+        out[strcspn(out, "\n")] = '\0';
+        return out[0] != '\0' ? 0 : -EIO;
+}
+
+int docker_owner_self(struct docker_owner *o, const char *host)
+{
+        unsigned char r[16];
+        int rc;
+
+        memset(o, 0, sizeof(*o));
+        snprintf(o->host, sizeof(o->host), "%s", host);
+        o->pid = (int)getpid();
+        if ((rc = docker_proc_start(o->pid, &o->start)) < 0 ||
+            (rc = read_line("/proc/sys/kernel/random/boot_id", o->boot, sizeof(o->boot))) < 0)
+                return rc;
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+                return -EIO;
+        for (size_t i = 0; i < sizeof(r); i++)
+                snprintf(o->instance + 2 * i, 3, "%02x", r[i]);
+        return 0;
+}
+
+int docker_owner_from_labels(json_t *labels, struct docker_owner *o)
+{
+        const char *pid = json_string_value(json_object_get(labels, "proctor.pid"));
+        const char *start = json_string_value(json_object_get(labels, "proctor.start"));
+        const char *inst = json_string_value(json_object_get(labels, "proctor.instance"));
+        const char *boot = json_string_value(json_object_get(labels, "proctor.boot"));
+        const char *host = json_string_value(json_object_get(labels, "proctor.host"));
+        char *end;
+        long p;
+
+        memset(o, 0, sizeof(*o));
+        if (pid == NULL || start == NULL || inst == NULL || boot == NULL || host == NULL ||
+            strlen(inst) != 32 || strspn(inst, "0123456789abcdef") != 32 ||
+            strlen(boot) >= sizeof(o->boot) || boot[0] == '\0' || strlen(host) >= sizeof(o->host))
+                return -EINVAL;
+        errno = 0;
+        p = strtol(pid, &end, 10);
+        if (*end != '\0' || p <= 0 || p > INT_MAX || errno != 0)
+                return -EINVAL;
+        o->pid = (int)p;
+        if (start[0] < '0' || start[0] > '9')
+                return -EINVAL;
+        o->start = strtoull(start, &end, 10);
+        if (*end != '\0' || errno != 0)
+                return -EINVAL;
+        snprintf(o->instance, sizeof(o->instance), "%s", inst);
+        snprintf(o->boot, sizeof(o->boot), "%s", boot);
+        snprintf(o->host, sizeof(o->host), "%s", host);
+        return 0;
+}
+
+bool docker_owner_gone(const struct docker_owner *o, const struct docker_owner *self,
+                       int (*start_of)(int pid, unsigned long long *start))
+{
+        unsigned long long start;
+        int rc;
+
+        /* Another host's, another boot's (its pids mean nothing here), or
+         * this very process's: not for this sweep to judge. */
+        if (strcmp(o->host, self->host) != 0 || strcmp(o->boot, self->boot) != 0 ||
+            strcmp(o->instance, self->instance) == 0)
+                return false;
+        rc = start_of(o->pid, &start);
+        if (rc == -ESRCH)
+                return true;
+        return rc == 0 && start != o->start;
 }
 
 int docker_demux_feed(struct docker_demux *d, const char *buf, size_t n, docker_frame_cb cb,
@@ -342,6 +526,11 @@ const char *docker_error_hint(const char *body, size_t n)
                 return "the engine (Podman) has no container init for HostConfig.Init: install "
                        "catatonit, or set init_path in containers.conf's [engine] table to a "
                        "static tini";
+        /* Go's answer to plain HTTP on its TLS port. */
+        if (strstr(msg, "HTTP request to an HTTPS server") != NULL)
+                return "plain HTTP reached an engine that speaks TLS: does it want TLS: "
+                       "DOCKER_TLS_VERIFY=1, with DOCKER_CERT_PATH holding its ca.pem, cert.pem "
+                       "and key.pem";
         /* Podman as root raises nofile and nproc to its maximum unless
          * told; where root lacks CAP_SYS_RESOURCE the runtime refuses. */
         if (strstr(msg, "error setting rlimit") != NULL)

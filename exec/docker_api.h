@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "exec/exec.h"
 #include "exec/selfrun.h"
 
@@ -46,7 +48,11 @@ struct docker_create {
         struct exec_limits limits;
         const char *session, *host_name;
         uint64_t exec_id;
-        int pid; /* proctor's, for the sweep */
+        /* Who made it, for the sweep (docker_owner_gone): proctor's pid,
+         * its start time (clock ticks since boot), a random id of the
+         * process and this boot's id. */
+        int pid;
+        const struct docker_owner *owner;
         /* The command is proctor itself (a file tool): its binary and
          * libraries bound read-only (see exec/selfrun); or NULL. */
         const struct selfrun *self;
@@ -58,8 +64,57 @@ struct docker_create {
         uint64_t fsize;
 };
 
+/* The proctor process that made a container, as its labels say. */
+struct docker_owner {
+        char host[256];
+        char boot[40];     /* /proc/sys/kernel/random/boot_id */
+        char instance[33]; /* random, per process */
+        int pid;
+        unsigned long long start; /* /proc/PID/stat field 22 */
+};
+
+/* This process's own (pid, start time, boot id, a fresh instance id,
+ * `host`): 0 or -errno. */
+int docker_owner_self(struct docker_owner *o, const char *host);
+
+/* The owner a container's labels (its Labels object) name: 0, or -EINVAL
+ * when any of them is missing or malformed: such a container is not
+ * proctor's to remove. */
+int docker_owner_from_labels(json_t *labels, struct docker_owner *o);
+
+/* Whether `o` names a proctor process of this host and boot (`self`)
+ * that no longer runs: its pid is gone, or it now belongs to a process
+ * that started at another time. `start_of` reads a pid's start time (0
+ * or -errno: -ESRCH when there is no such process). */
+bool docker_owner_gone(const struct docker_owner *o, const struct docker_owner *self,
+                       int (*start_of)(int pid, unsigned long long *start));
+
+/* A process's start time from /proc/PID/stat (field 22), 0 or -errno. */
+int docker_proc_start(int pid, unsigned long long *start);
+
+/* The size of a container's /tmp (and of a tmpfs over an image's volume,
+ * where no disk quota bounds it lower). */
+uint64_t docker_tmpfs_bytes(const struct exec_limits *l);
+
 /* The JSON body of POST /containers/create (malloc'ed), or NULL. */
 char *docker_create_body(const struct docker_create *c);
+
+/* An image as the engine has it (GET /images/NAME/json): its id, and the
+ * paths its config declares as volumes (which the engine would back with
+ * anonymous volumes, outside the workspace's disk quota). */
+struct docker_image {
+        char id[80]; /* "sha256:..." */
+        char **volumes;
+        size_t nvolumes;
+};
+/* 0, or -EINVAL when `json` is no image (or names none by id). */
+int docker_image_parse(const char *json, size_t n, struct docker_image *img);
+void docker_image_clear(struct docker_image *img);
+
+/* A create body (docker_create_body's) pinned to the image `img` names by
+ * id, with a tmpfs of `size` bytes over each of its volumes instead of an
+ * anonymous volume: malloc'ed, or NULL. */
+char *docker_create_pin(const char *body, const struct docker_image *img, uint64_t size);
 
 /* The attach stream without a tty: frames of an 8-byte header (stream
  * type, three zero bytes, big-endian length) and a payload. */

@@ -67,13 +67,8 @@ struct mount_attr_v1 {
         uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
 
-/* Per-sandbox bounds on what the kernel counts per user. */
-#define SANDBOX_SIGPENDING  256
-#define SANDBOX_MSGQUEUE    (64u << 10)
-#define SANDBOX_NOFILE_SOFT 1024
-#define SANDBOX_NOFILE      4096
-#define SB_MAX_LINKS        24
-#define SB_MAX_BINDS        40
+#define SB_MAX_LINKS 24
+#define SB_MAX_BINDS 40
 
 struct sb_file {
         char path[48]; /* relative to the new root */

@@ -93,6 +93,13 @@ struct sandbox_request {
         bool no_unix_sockets;
 };
 
+/* Per-sandbox bounds on what the kernel counts per user (a native sandbox's
+ * rlimits, and a container's: exec/docker_init.c). */
+#define SANDBOX_SIGPENDING  256
+#define SANDBOX_MSGQUEUE    (64u << 10)
+#define SANDBOX_NOFILE_SOFT 1024
+#define SANDBOX_NOFILE      4096
+
 /* Where the command finds its exit channel (below SANDBOX_NOFILE_SOFT). */
 #define SANDBOX_EXIT_FD 1000
 

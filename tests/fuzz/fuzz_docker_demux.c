@@ -1,7 +1,8 @@
 /* fuzz_docker_demux: libFuzzer harness for the attach stream's frame
  * demuxer (exec/docker_api): arbitrary bytes fed whole and cut at random
  * points must give the same payload bytes per stream, never more than was
- * fed, and the stats and inspect parsers must take the same bytes safely.
+ * fed, and the stats, inspect, image and label parsers must take the same
+ * bytes safely.
  *
  * Built by `make fuzz` (libFuzzer) and by `make test` (tests/fuzz/driver.c). */
 #include <stdint.h>
@@ -58,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct run whole, cut;
         struct docker_stats_sample s;
         struct docker_inspect in;
+        struct docker_image img;
+        struct docker_owner owner;
+        json_t *labels;
         struct exec_stats st = {0};
         char msg[64];
         int a, b;
@@ -72,6 +76,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (docker_stats_parse((const char *)data, size, &s) == 0)
                 docker_stats_fold(&s, &s, 1000, &st);
         docker_inspect_parse((const char *)data, size, &in);
+        /* an image's answer, and a container list's labels (the sweep) */
+        if (docker_image_parse((const char *)data, size, &img) == 0) {
+                for (size_t i = 0; i < img.nvolumes; i++)
+                        if (img.volumes[i][0] != '/')
+                                abort();
+                docker_image_clear(&img);
+        }
+        if ((labels = json_loadb((const char *)data, size, 0, NULL)) != NULL) {
+                if (docker_owner_from_labels(labels, &owner) == 0 &&
+                    (owner.pid <= 0 || strlen(owner.instance) != 32))
+                        abort();
+                json_decref(labels);
+        }
         docker_error_text((const char *)data, size, msg, sizeof(msg));
         if (strlen(msg) >= sizeof(msg))
                 abort();

@@ -10,6 +10,7 @@
 # shows what reached the container's stdin). $1: a scratch directory.
 engine_image() {
         local r=$1/root a
+        ENGINE_ROOT=$r
         mkdir -p "$r/bin" "$r/tmp" "$r/etc" "$r/workspace"
         chmod 1777 "$r/tmp"
         cp /bin/busybox "$r/bin/busybox"
@@ -22,6 +23,8 @@ engine_image() {
 }
 
 leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
+# has_container PID: a container of proctor process PID runs
+has_container() { [ -n "$(docker ps -q --filter label=proctor.pid="$1")" ]; }
 
 # Output, exit codes, a signal's 128+N, a missing command.
 engine_check_exits() {
@@ -77,29 +80,20 @@ engine_check_limits() {
 }
 
 # The session's disk quota on the bind-mounted workspace (a local engine):
-# one file held to the room by RLIMIT_FSIZE (the engine's Ulimits), many
+# one file held to the room by RLIMIT_FSIZE, many
 # files together stopped by the workspace walk the stats samples drive.
 engine_check_disk() {
         local d=$WORK/disk before added rc
         mkdir -p "$d"
         give_away "$d"
-        if [ "$ENGINE" = podman ]; then
-                # no Ulimits for Podman (exec/docker.c): the file is written,
-                # and the walk that a stats sample starts stops the writer
-                "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M --json -- \
-                        sh -c 'head -c 50000000 /dev/zero > /workspace/big; sleep 20' >"$WORK/ev" 2>/dev/null
-                expect_eq "$ENGINE: one file past the disk quota: disk_limit (the walk's)" disk_limit \
-                        "$(json_field exec.exit reason <"$WORK/ev")"
-                expect_eq "$ENGINE: stopped well before its 20 s" true \
-                        "$(json_eval 'of("exec.exit")[0]["wall_ms"] < 10000' <"$WORK/ev")"
-        else
-                "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M --json -- \
-                        sh -c 'head -c 50000000 /dev/zero > /workspace/big' >"$WORK/ev" 2>/dev/null
-                rc=$?
-                expect_eq "$ENGINE: one file past the disk quota: 153 (SIGXFSZ)" 153 $rc
-                expect_eq "$ENGINE: one file past the disk quota: disk_limit" disk_limit "$(json_field exec.exit reason <"$WORK/ev")"
-                expect_eq "$ENGINE: the file is held to the quota" 10485760 "$(stat -c %s "$d/big" 2>&1)"
-        fi
+        # RLIMIT_FSIZE: the engine's Ulimits (Docker) and proctor's init in
+        # the container (every engine) hold the file to the room left
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 10M --json -- \
+                sh -c 'head -c 50000000 /dev/zero > /workspace/big' >"$WORK/ev" 2>/dev/null
+        rc=$?
+        expect_eq "$ENGINE: one file past the disk quota: 153 (SIGXFSZ)" 153 $rc
+        expect_eq "$ENGINE: one file past the disk quota: disk_limit" disk_limit "$(json_field exec.exit reason <"$WORK/ev")"
+        expect_eq "$ENGINE: the file is held to the quota" 10485760 "$(stat -c %s "$d/big" 2>&1)"
         rm -f "$d/big"
         before=$(du -sb "$d" | cut -f1)
         "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$d" --disk 20M --json -- \
@@ -131,7 +125,7 @@ engine_check_sweep() {
         p=$!
         track_pid $p
         wait_until 20 test "$(leftovers)" -eq 1
-        wait_until 20 test -n "$(docker ps -q --filter label=proctor.pid="$p")"
+        wait_until 20 has_container "$p"
         cid=$(docker ps -q --filter label=proctor.pid="$p")
         expect_match "$ENGINE: labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
         expect_match "$ENGINE: labelled with the execution" '"proctor.exec":"1"' "$(docker inspect -f '{{json .Config.Labels}}' "$cid" 2>/dev/null)"
@@ -201,4 +195,157 @@ engine_check_seccomp() {
                 -v "$WORK:/workspace" "$IMAGE" sh -c 'chmod 4755 /workspace/suid; echo chmod=$?; stat -c %a /workspace/suid' 2>&1)
         expect_match "$ENGINE: control: the engine's default profile lets the setuid bit through" "chmod=0" "$out"
         chmod 600 "$WORK/suid"
+}
+
+# The workspace is the directory opened at the session's start: its path
+# swapped for a link to another user's 0700 directory between two calls
+# gives the second call neither that user's rights nor its files.
+engine_check_workspace_swap() {
+        local base=$WORK/swap victim out
+        victim=$(mktemp -d /tmp/pvictim.XXXX)
+        echo victim-secret >"$victim/secret"
+        chown -R daemon:daemon "$victim"
+        chmod 700 "$victim"
+        chmod 600 "$victim/secret"
+        mkdir -p "$base/ws"
+        give_away "$base"
+        out=$(setpriv --reuid=daemon --regid=daemon --clear-groups cat "$victim/secret" 2>&1)
+        expect_eq "$ENGINE: control: the other user reads its secret" victim-secret "$out"
+        cat >"$WORK/swap.jsonl" <<'S'
+{"content": "First.", "tool_calls": [{"name": "bash", "arguments": {"command": "touch /workspace/started; while [ ! -e /workspace/go ]; do usleep 50000; done; echo first-done"}}]}
+{"content": "Second.", "tool_calls": [{"name": "bash", "arguments": {"command": "id -u; cat /workspace/secret; echo pwned > /workspace/pwned; ls /workspace"}}]}
+{"content": "Done."}
+S
+        "$PROCTOR" run --runtime docker --image "$IMAGE" --workspace "$base/ws" \
+                --model "script:$WORK/swap.jsonl" --json go >"$WORK/swap.ev" 2>"$WORK/swap.err" &
+        local p=$!
+        track_pid $p
+        check "$ENGINE: swap: the first call runs" wait_until 30 test -e "$base/ws/started"
+        mv "$base/ws" "$base/ws.old" && ln -s "$victim" "$base/ws" && touch "$base/ws.old/go"
+        check "$ENGINE: swap: the session ends" wait_until 60 test ! -e /proc/$p
+        wait $p 2>/dev/null
+        out=$(json_eval '"".join(r["output"] for r in of("tool.result")[1:])' <"$WORK/swap.ev" 2>&1)
+        expect_no_match "$ENGINE: swap: the second call cannot read the other user's secret" "victim-secret" "$out"
+        check "$ENGINE: swap: nor write in its directory" test ! -e "$victim/pwned"
+        expect_no_match "$ENGINE: swap: nor runs as that user" "^1$" "$out"
+        expect_match "$ENGINE: swap: the call is refused, and says why" \
+                "mounted another directory at /workspace than the workspace proctor opened" "$out"
+        rm -rf "$victim" "$base"
+        expect_eq "$ENGINE: swap: nothing left" 0 "$(leftovers)"
+}
+
+# The container's group is the workspace owner's primary group, never the
+# directory's: a workspace given to the shadow group lends it nothing.
+engine_check_group() {
+        local ws=$WORK/grp out
+        mkdir -p "$ws"
+        give_away "$ws"
+        chgrp shadow "$ws"
+        echo shadow-secret >"$ws/s"
+        chown root:shadow "$ws/s"
+        chmod 640 "$ws/s"
+        out=$(setpriv --reuid="$T_OWNER" --regid=shadow --clear-groups cat "$ws/s" 2>&1)
+        expect_eq "$ENGINE: control: a process in group shadow reads the file" shadow-secret "$out"
+        out=$("$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$ws" -- sh -c 'id -g; cat /workspace/s' 2>&1)
+        expect_eq "$ENGINE: group: the owner's primary group" "$(id -g "$T_OWNER")" "$(echo "$out" | head -1)"
+        expect_no_match "$ENGINE: group: the shadow group's file stays unread" "shadow-secret" "$out"
+        rm -rf "$ws"
+}
+
+# The sweep removes only what a dead proctor of this host and boot made:
+# containers labelled by hand (a dead pid, but no proof of which process)
+# or naming a live process stay; a SIGKILLed proctor's go (engine_check_sweep).
+engine_check_sweep_foreign() {
+        local dead start forged live out
+        dead=$(sh -c 'echo $$')
+        start=$(awk '{ sub(/.*\) /, ""); print $20 }' /proc/$$/stat)
+        forged=$(docker create --label proctor.pid="$dead" --label proctor.host="$(hostname)" \
+                --label proctor.session=x --label proctor.exec=1 "$IMAGE" true)
+        live=$(docker create --label proctor.pid=$$ --label proctor.host="$(hostname)" \
+                --label proctor.start="$start" --label proctor.boot="$(cat /proc/sys/kernel/random/boot_id)" \
+                --label proctor.instance=0123456789abcdef0123456789abcdef "$IMAGE" true)
+        check "$ENGINE: foreign containers exist" test -n "$forged" -a -n "$live"
+        dk -- true
+        # the sweep has answered once a proctor that starts after has ended
+        dk -- true
+        out=$(docker ps -aq --no-trunc)
+        expect_match "$ENGINE: sweep: a container with a forged dead pid survives" "$forged" "$out"
+        expect_match "$ENGINE: sweep: a live process's container survives" "$live" "$out"
+        docker rm -f "$forged" "$live" >/dev/null 2>&1
+}
+
+# Kernel objects counted per host user (the container has no user
+# namespace): queued signals and open files stop at a native sandbox's
+# bounds (256; 4096), and the limits are there for the command to see.
+engine_check_counters() {
+        local out
+        if ! cc -static -O1 -w -o "$WORK/counters" "$T_DIR/attacks/counters.c" 2>"$WORK/cc.err"; then
+                echo "$ENGINE: cannot build the counters attack (a static libc?): not tested ($(head -1 "$WORK/cc.err"))"
+                return
+        fi
+        out=$("$WORK/counters" | awk '/^sigpending/ { s = $2 } /^nofile/ { f = $2 } END { print (s > 256 && f > 4096) ? "past" : "held: " s " " f }')
+        expect_eq "$ENGINE: control: on the host the counters go past the bounds" past "$out"
+        out=$(dk -- sh -c 'grep -E "pending signals|msgqueue|open files" /proc/self/limits; /workspace/counters')
+        expect_match "$ENGINE: the limits are visible inside: pending signals" "Max pending signals +256 +256" "$out"
+        expect_match "$ENGINE: the limits are visible inside: message queues" "Max msgqueue size +65536 +65536" "$out"
+        expect_match "$ENGINE: the limits are visible inside: open files" "Max open files +1024 +4096" "$out"
+        expect_match "$ENGINE: queued signals stop at 256" "^sigpending (25[0-7]|2[0-4][0-9]|1?[0-9]{1,2})$" "$(grep '^sigpending' <<<"$out")"
+        expect_match "$ENGINE: open files stop at 4096" "^nofile ([0-9]{1,3}|[0-3][0-9]{3}|40[0-9][0-9])$" "$(grep '^nofile' <<<"$out")"
+        rm -f "$WORK/counters"
+}
+
+# A SIGKILLed proctor's container ends on its own: its init reads the end
+# of proctor's attach stream and ends the tree, wall clock or not.
+engine_check_orphan() {
+        local p cid
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 600 &
+        p=$!
+        track_pid $p
+        wait_until 30 has_container "$p"
+        cid=$(docker ps -q --filter label=proctor.pid="$p")
+        expect_match "$ENGINE: control: the call's container runs" '^[0-9a-f]+$' "$cid"
+        { kill -9 $p; wait $p; } 2>/dev/null
+        running() { [ "$(docker inspect -f '{{.State.Running}}' "$cid" 2>/dev/null)" = true ]; }
+        check "$ENGINE: a SIGKILLed proctor's container ends on its own" wait_until 15 eval '! running'
+        # a proctor that exits at once (its call refused) still finishes
+        # the sweep it started
+        dk --workspace-mode overlay -- true 2>/dev/null
+        expect_eq "$ENGINE: the sweep is done before proctor exits" "" "$(docker ps -aq --filter id="$cid")"
+        docker rm -f "$cid" >/dev/null 2>&1
+        # a stopped proctor cannot act on its wall clock: the init's own
+        # (5 s past it) ends the container
+        "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" --timeout 8 -- sleep 600 >/dev/null 2>&1 &
+        p=$!
+        track_pid $p
+        wait_until 30 has_container "$p"
+        cid=$(docker ps -q --filter label=proctor.pid="$p")
+        kill -STOP $p
+        expect_match "$ENGINE: control: a --timeout 8 call's container runs" '^[0-9a-f]+$' "$cid"
+        check "$ENGINE: its wall clock holds while proctor is stopped" wait_until 30 eval '! running'
+        kill -CONT $p
+        check "$ENGINE: the stopped proctor ends once resumed" wait_until 20 test ! -e /proc/$p
+        wait $p 2>/dev/null
+        expect_eq "$ENGINE: nothing left after the orphan checks" 0 "$(leftovers)"
+}
+
+# An image's VOLUME: the engine would back it with an anonymous volume,
+# outside the workspace's disk quota; proctor mounts a tmpfs there, no
+# larger than what the quota has left.
+engine_check_volume() {
+        local out uid gid
+        mkdir -p "$ENGINE_ROOT/data"
+        chmod 1777 "$ENGINE_ROOT/data"
+        tar -C "$ENGINE_ROOT" -c . | docker import --change 'VOLUME /data' - "$IMAGE-vol" >/dev/null
+        rmdir "$ENGINE_ROOT/data"
+        local fill='for i in 1 2 3 4 5 6; do head -c 9000000 /dev/zero > /data/f$i 2>/dev/null; done; du -sk /data | cut -f1'
+        uid=$(id -u "$T_OWNER")
+        gid=$(id -g "$T_OWNER")
+        out=$(docker run --rm --network none --user "$uid:$gid" "$IMAGE-vol" sh -c "$fill" 2>&1)
+        check "$ENGINE: control: the engine's own volume takes 50 MB ($out KiB)" test "${out:-0}" -ge 50000 2>/dev/null
+        out=$(dk --image "$IMAGE-vol" --disk 10M -- sh -c "$fill" 2>&1)
+        check "$ENGINE: a VOLUME under --disk 10M holds 10 MiB at most ($out KiB)" test "${out:-99999}" -le 10300 2>/dev/null
+        out=$(dk --image "$IMAGE-vol" -- sh -c 'echo x > /data/ok && cat /data/ok' 2>&1)
+        expect_eq "$ENGINE: the VOLUME is writable" x "$out"
+        docker rmi -f "$IMAGE-vol" >/dev/null 2>&1
+        expect_eq "$ENGINE: nothing left after the volume checks" 0 "$(leftovers)"
 }

@@ -92,7 +92,13 @@ engine_check_seccomp
 engine_check_no_image
 engine_check_kill
 engine_check_sweep
+engine_check_sweep_foreign
 engine_check_session
+engine_check_workspace_swap
+engine_check_group
+engine_check_counters
+engine_check_orphan
+engine_check_volume
 
 # ---- a service with Podman's defaults on this host: the fix is named ----
 printf '[engine]\ninit_path = "/nonexistent/catatonit"\n' >"$D/bare.conf"

@@ -16,6 +16,124 @@
 
 #include "exec/docker_api.h"
 
+/* The labels round-trip through the create body; any label missing or
+ * malformed makes the container no proctor's. */
+static void test_owner_labels(void **state)
+{
+        struct docker_owner me = {.host = "h", .boot = "b-1", .pid = 77, .start = 123456}, got;
+        char *argv[] = {"true", NULL};
+        struct docker_create c = {.image = "i", .argv = argv, .user = "1:1", .owner = &me};
+        static const char *const bad[] = {
+            "{}",
+            "{\"proctor.pid\":\"77\",\"proctor.host\":\"h\"}",
+            "{\"proctor.pid\":\"x\",\"proctor.host\":\"h\",\"proctor.start\":\"1\","
+            "\"proctor.boot\":\"b\",\"proctor.instance\":\"0123456789abcdef0123456789abcdef\"}",
+            "{\"proctor.pid\":\"7\",\"proctor.host\":\"h\",\"proctor.start\":\"-1\","
+            "\"proctor.boot\":\"b\",\"proctor.instance\":\"0123456789abcdef0123456789abcdef\"}",
+            "{\"proctor.pid\":\"7\",\"proctor.host\":\"h\",\"proctor.start\":\"1\","
+            "\"proctor.boot\":\"b\",\"proctor.instance\":\"short\"}",
+        };
+        json_t *o;
+        char *body;
+
+        snprintf(me.instance, sizeof(me.instance), "0123456789abcdef0123456789abcdef");
+        body = docker_create_body(&c);
+        o = json_loads(body, 0, NULL);
+        assert_int_equal(docker_owner_from_labels(json_object_get(o, "Labels"), &got), 0);
+        assert_int_equal(got.pid, 77);
+        assert_true(got.start == 123456);
+        assert_string_equal(got.boot, "b-1");
+        assert_string_equal(got.host, "h");
+        assert_string_equal(got.instance, me.instance);
+        json_decref(o);
+        free(body);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                o = json_loads(bad[i], 0, NULL);
+                assert_int_equal(docker_owner_from_labels(o, &got), -EINVAL);
+                json_decref(o);
+        }
+        assert_int_equal(docker_owner_from_labels(NULL, &got), -EINVAL);
+}
+
+/* An image's volumes become bounded tmpfs mounts, the create pinned to
+ * its id; proctor's own mount points are left to proctor's mounts. */
+static void test_image_volumes(void **state)
+{
+        static const char img_json[] =
+            "{\"Id\":\"sha256:abc123\",\"Config\":{\"Volumes\":{\"/data\":{},\"/tmp\":{},"
+            "\"/workspace\":{},\"rel\":{},\"/var/lib/x\":{}}}}";
+        struct docker_image img;
+        char *argv[] = {"true", NULL};
+        struct docker_create c = {.image = "name:tag", .argv = argv, .user = "1:1"};
+        char *body = docker_create_body(&c), *pinned;
+        json_t *o, *tmpfs;
+
+        assert_int_equal(docker_image_parse(img_json, strlen(img_json), &img), 0);
+        assert_string_equal(img.id, "sha256:abc123");
+        assert_int_equal(img.nvolumes, 2);
+        pinned = docker_create_pin(body, &img, 10u << 20);
+        o = json_loads(pinned, 0, NULL);
+        assert_string_equal(json_string_value(json_object_get(o, "Image")), "sha256:abc123");
+        tmpfs = json_object_get(json_object_get(o, "HostConfig"), "Tmpfs");
+        assert_string_equal(json_string_value(json_object_get(tmpfs, "/data")),
+                            "rw,nosuid,nodev,mode=1777,size=10485760");
+        assert_non_null(json_object_get(tmpfs, "/var/lib/x"));
+        assert_null(json_object_get(tmpfs, "/workspace"));
+        assert_int_equal(json_object_size(tmpfs), 3); /* with /tmp, proctor's own */
+        json_decref(o);
+        free(pinned);
+        free(body);
+        docker_image_clear(&img);
+        assert_int_equal(docker_image_parse("{\"Id\":\"abc\"}", 12, &img), 0); /* bare */
+        assert_string_equal(img.id, "abc");
+        assert_int_equal(docker_image_parse("{\"Id\":\"sha256:\"}", 16, &img), -EINVAL);
+        assert_int_equal(docker_image_parse("{\"Id\":\"../x\"}", 13, &img), -EINVAL);
+        assert_int_equal(docker_image_parse("[]", 2, &img), -EINVAL);
+        assert_int_equal(img.nvolumes, 0);
+}
+
+static int fake_start_rc;
+static unsigned long long fake_start;
+static int fake_start_of(int pid, unsigned long long *start)
+{
+        *start = fake_start;
+        return fake_start_rc;
+}
+
+static void test_owner_gone(void **state)
+{
+        struct docker_owner self = {.host = "h", .boot = "b", .instance = "1", .pid = 1};
+        struct docker_owner o = {.host = "h", .boot = "b", .instance = "2", .pid = 9, .start = 5};
+
+        fake_start_rc = -ESRCH; /* the pid is gone */
+        assert_true(docker_owner_gone(&o, &self, fake_start_of));
+        fake_start_rc = 0;
+        fake_start = 5; /* it runs, started then: alive */
+        assert_false(docker_owner_gone(&o, &self, fake_start_of));
+        fake_start = 6; /* the pid now names another process */
+        assert_true(docker_owner_gone(&o, &self, fake_start_of));
+        fake_start_rc = -EACCES; /* unknown: kept */
+        assert_false(docker_owner_gone(&o, &self, fake_start_of));
+        fake_start_rc = -ESRCH;
+        snprintf(o.boot, sizeof(o.boot), "other"); /* another boot's pids mean nothing */
+        assert_false(docker_owner_gone(&o, &self, fake_start_of));
+        snprintf(o.boot, sizeof(o.boot), "b");
+        snprintf(o.host, sizeof(o.host), "other"); /* another host's */
+        assert_false(docker_owner_gone(&o, &self, fake_start_of));
+        snprintf(o.host, sizeof(o.host), "h");
+        snprintf(o.instance, sizeof(o.instance), "1"); /* this process's own */
+        assert_false(docker_owner_gone(&o, &self, fake_start_of));
+
+        /* this process's own start time, as the kernel gives it */
+        struct docker_owner me;
+        unsigned long long st;
+        assert_int_equal(docker_owner_self(&me, "h"), 0);
+        assert_int_equal(docker_proc_start(me.pid, &st), 0);
+        assert_true(st == me.start);
+        assert_int_equal(strlen(me.instance), 32);
+        assert_int_equal(docker_proc_start(0x7ffffff0, &st), -ESRCH);
+}
+
 static void test_endpoint(void **state)
 {
         struct docker_endpoint ep;
@@ -355,6 +473,10 @@ static void test_error_hints(void **state)
         /* The cause lies past the 200 characters a message keeps. */
         assert_non_null(h = docker_error_hint(rlim, sizeof(rlim) - 1));
         assert_non_null(strstr(h, "default_ulimits"));
+        /* plain HTTP to a TLS port: Go's own answer, no JSON */
+        assert_non_null(
+            h = docker_error_hint("Client sent an HTTP request to an HTTPS server.\n", 48));
+        assert_non_null(strstr(h, "DOCKER_TLS_VERIFY=1"));
         assert_null(docker_error_hint("{\"message\":\"No such image: x\"}", 31));
         assert_null(docker_error_hint("", 0));
 }
@@ -362,13 +484,11 @@ static void test_error_hints(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_endpoint),
-            cmocka_unit_test(test_create_body),
-            cmocka_unit_test(test_demux_every_split),
-            cmocka_unit_test(test_demux_bad_header),
-            cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_stats_podman),
-            cmocka_unit_test(test_error_hints),
+            cmocka_unit_test(test_endpoint),           cmocka_unit_test(test_owner_labels),
+            cmocka_unit_test(test_image_volumes),      cmocka_unit_test(test_owner_gone),
+            cmocka_unit_test(test_create_body),        cmocka_unit_test(test_demux_every_split),
+            cmocka_unit_test(test_demux_bad_header),   cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_stats_podman),       cmocka_unit_test(test_error_hints),
             cmocka_unit_test(test_inspect_and_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
 # test lints and renders the man page and drives the zsh completion;
 # docker.io: t_docker starts a private Docker daemon for --runtime docker,
 # its image made from busybox-static; podman: t_podman starts a private
-# Podman service for the same checks; nodejs
+# Podman service for the same checks; btrfs-progs: t_disk_quota makes a
+# btrfs filesystem to try the disk quota's subvolume holes; nodejs
 # and npm: the MCP test installs and runs a real MCP server, and are asked
 # for only when node or npm is missing, as they may come from elsewhere than
 # Debian's packages). Uses apt-get as root, or through sudo.
@@ -13,7 +14,7 @@ set -eu
 PKGS="build-essential pkg-config libncurses-dev libuv1-dev libjansson-dev libseccomp-dev
       libcmocka-dev libcurl4-openssl-dev tmux python3 git bubblewrap hyperfine
       clang-format procps util-linux iproute2 ncurses-term mandoc man-db zsh
-      zlib1g-dev busybox-static docker.io podman"
+      zlib1g-dev busybox-static docker.io podman btrfs-progs"
 command -v node >/dev/null && command -v npm >/dev/null || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do

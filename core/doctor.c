@@ -173,6 +173,26 @@ static json_t *advice(const struct probe_report *r, const struct smoke *s)
         return a;
 }
 
+/* Whether sandboxes can use the workspace (--workspace, else the current
+ * directory) as --workspace-mode asks, and if not, why and the fix. */
+static json_t *workspace_check(const struct options *o)
+{
+        struct exec_workspace *ws = NULL;
+        char err[512] = "";
+        int rc = exec_workspace_open(o->workspace, &ws, err, sizeof(err));
+        json_t *j;
+
+        if (rc == 0)
+                rc = exec_workspace_usable(ws, o->ws_mode, o->runtime == NULL, err, sizeof(err));
+        const char *path = o->workspace != NULL ? o->workspace : ".";
+
+        j = json_pack("{s:s,s:s,s:b,s:s}", "path", ws != NULL ? exec_workspace_path(ws) : path,
+                      "mode", exec_ws_mode_name(o->ws_mode), "usable", rc == 0, "problem",
+                      rc == 0 ? "" : err);
+        exec_workspace_free(ws);
+        return j;
+}
+
 static json_t *report_json(const struct probe_report *r, const struct smoke *s)
 {
         json_t *abis = json_array();
@@ -237,6 +257,15 @@ static void print_text(const json_t *j)
         else
                 printf("\nsandbox smoke test: FAILED: %s\n",
                        json_string_value(json_object_get(v, "error")));
+        v = json_object_get(j, "workspace");
+        if (json_is_true(json_object_get(v, "usable")))
+                printf("\nworkspace %s (%s): sandboxes can use it\n",
+                       json_string_value(json_object_get(v, "path")),
+                       json_string_value(json_object_get(v, "mode")));
+        else
+                printf("\nworkspace check (%s): %s\n",
+                       json_string_value(json_object_get(v, "mode")),
+                       json_string_value(json_object_get(v, "problem")));
         printf("\nsandbox mode enforces here:\n");
         json_object_foreach (json_object_get(j, "enforced"), key, v)
                 printf("  %-16s %s\n", key, json_string_value(v));
@@ -266,9 +295,11 @@ int doctor_main(int argc, char **argv)
                 return 2;
         }
         if (o.help) {
-                printf("usage: proctor doctor [--json]\n\nReports what isolation this host "
-                       "offers, runs one sandboxed command as proof,\nand says what sandbox "
-                       "mode will enforce here.\n");
+                printf("usage: proctor doctor [--json] [--workspace DIR] [--workspace-mode "
+                       "MODE]\n\nReports what isolation this host offers, runs one sandboxed "
+                       "command as proof,\nsays what sandbox mode will enforce here, and "
+                       "whether sandboxes can use the\nworkspace (DIR, else the current "
+                       "directory) as MODE asks (rw by default).\n");
                 return 0;
         }
         probe_host(&r);
@@ -276,6 +307,10 @@ int doctor_main(int argc, char **argv)
         j = report_json(&r, &s);
         if (j == NULL)
                 return 1;
+        json_object_set_new(j, "workspace", workspace_check(&o));
+        if (!json_is_true(json_object_get(json_object_get(j, "workspace"), "usable")))
+                json_array_append(json_object_get(j, "advice"),
+                                  json_object_get(json_object_get(j, "workspace"), "problem"));
         /* A container has no user namespace of its own: what the kernel
          * counts per user is the workspace owner's on the host. */
         json_object_set_new(

@@ -43,4 +43,20 @@ fi
 err=$("$PROCTOR" doctor --bogus 2>&1); rc=$?
 expect_eq "doctor: unknown option exits 2" 2 $rc
 expect_match "doctor: unknown option named" "unknown option '--bogus'" "$err"
+
+# whether sandboxes can use the workspace as asked, and the fix when not
+wsj() { "$PROCTOR" doctor --json "$@" | python3 -c 'import json, sys
+d = json.load(sys.stdin); w = d["workspace"]
+print(w["usable"], w["mode"], w["problem"] in d["advice"] if w["problem"] else "-")'; }
+expect_eq "doctor: a usable workspace" "True rw -" "$(wsj --workspace "$WORK")"
+mkdir "$WORK/readonly"
+give_away "$WORK/readonly"
+chmod 555 "$WORK/readonly"
+expect_eq "doctor: rw on a directory sandboxes cannot write: not usable, in the advice" \
+        "False rw True" "$(wsj --workspace "$WORK/readonly")"
+expect_eq "doctor: ro on it is fine" "True ro -" "$(wsj --workspace "$WORK/readonly" --workspace-mode ro)"
+expect_match "doctor: the text says why and the fix" \
+        "workspace check \(rw\): workspace $WORK/readonly \($T_OWNER's, mode 0555\) is not writable by $T_OWNER.*--workspace-mode ro" \
+        "$("$PROCTOR" doctor --workspace "$WORK/readonly")"
+chmod 755 "$WORK/readonly"
 finish

@@ -8,12 +8,27 @@
 #   probe {}              "root: ..., unshare: ..., socketpair: ...": whether
 #                         /root can be listed, unshare(CLONE_NEWNET) and
 #                         socketpair(AF_UNIX) work
+# A hostile listing instead, with --list MODE (each tool with a 2 KiB
+# description, 8 to a page):
+#   repeat   every page gives the same nextCursor
+#   endless  every page gives a new nextCursor
+#   many     one page of 1,500 tools
+# After --safety-pages pages (default 4000) it stops answering tools/list,
+# so that a client with no bound of its own fails at its start timeout
+# rather than taking all the memory of the machine running the test.
+import argparse
 import ctypes
 import errno
 import json
 import os
 import socket
 import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--list", choices=["repeat", "endless", "many"])
+ap.add_argument("--safety-pages", type=int, default=4000)
+opts = ap.parse_args()
+pages = 0
 
 TOOLS = [
     {"name": n, "description": d, "inputSchema": {"type": "object"}}
@@ -63,6 +78,21 @@ def call(name, args):
     return None
 
 
+def hostile_page():
+    """The next page of a --list listing, or None once past the safety cap."""
+    global pages
+    pages += 1
+    if pages > opts.safety_pages:
+        return None
+    if opts.list == "many":
+        return {"tools": [{"name": "t%d" % i, "inputSchema": {"type": "object"}}
+                          for i in range(1500)]}
+    tools = [{"name": "p%d_%d" % (pages, i), "description": "d" * 2048,
+              "inputSchema": {"type": "object"}} for i in range(8)]
+    cursor = "again" if opts.list == "repeat" else "c%d" % pages
+    return {"tools": tools, "nextCursor": cursor}
+
+
 for line in sys.stdin:
     msg = json.loads(line)
     mid, method = msg.get("id"), msg.get("method")
@@ -71,6 +101,10 @@ for line in sys.stdin:
     if method == "initialize":
         result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                   "serverInfo": {"name": "fake", "version": "1"}}
+    elif method == "tools/list" and opts.list:
+        result = hostile_page()
+        if result is None:
+            continue
     elif method == "tools/list":
         result = {"tools": TOOLS}
     elif method == "tools/call":

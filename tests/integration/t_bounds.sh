@@ -16,7 +16,9 @@ KEY=sk-fake-test-key-4242
 ev() { events_eval "$@"; }
 
 # measured NAME CMD...: runs CMD; its exit status in $rc, the peak resident
-# memory of it (or of the largest process it waited for) in KiB in $kb.
+# memory of it (or of the largest process it waited for) in KiB in $kb,
+# also said on the script's own output (fd 3: callers redirect stdout).
+exec 3>&1
 measured() {
         local name=$1
         shift
@@ -26,7 +28,7 @@ open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru
 sys.exit(rc)' "$WORK/$name.kb" "$@"
         rc=$?
         kb=$(cat "$WORK/$name.kb")
-        echo "peak memory of $name: $kb KiB"
+        echo "peak memory of $name: $kb KiB" >&3
 }
 
 # answer NAME: one session against $WORK/NAME.script, measured

@@ -8,6 +8,9 @@
 #   probe {}              "root: ..., unshare: ..., socketpair: ...": whether
 #                         /root can be listed, unshare(CLONE_NEWNET) and
 #                         socketpair(AF_UNIX) work
+# and with --large:
+#   parts {n}             a result of n content blocks of an unknown type
+#   big {mib}             a text result of that many MiB
 # A hostile listing instead, with --list MODE (each tool with a 2 KiB
 # description, 8 to a page):
 #   repeat   every page gives the same nextCursor
@@ -27,6 +30,7 @@ import sys
 ap = argparse.ArgumentParser()
 ap.add_argument("--list", choices=["repeat", "endless", "many"])
 ap.add_argument("--safety-pages", type=int, default=4000)
+ap.add_argument("--large", action="store_true")
 opts = ap.parse_args()
 pages = 0
 
@@ -40,6 +44,8 @@ TOOLS = [
         ("probe", "host files and namespaces"),
     ]
 ]
+LARGE = [{"name": n, "description": d, "inputSchema": {"type": "object"}}
+         for n, d in [("parts", "a result of many parts"), ("big", "a large result")]]
 
 
 def call(name, args):
@@ -58,6 +64,8 @@ def call(name, args):
             return "failed: %s" % e
     if name == "env":
         return "\n".join("%s=%s" % kv for kv in sorted(os.environ.items()))
+    if name == "big":
+        return "b" * (int(args.get("mib", 1)) << 20)
     if name == "whoami":
         return "%s %d" % (socket.gethostname(), os.getpid())
     if name == "probe":
@@ -106,7 +114,10 @@ for line in sys.stdin:
         if result is None:
             continue
     elif method == "tools/list":
-        result = {"tools": TOOLS}
+        result = {"tools": TOOLS + (LARGE if opts.large else [])}
+    elif method == "tools/call" and msg.get("params", {}).get("name") == "parts":
+        n = int(msg["params"].get("arguments", {}).get("n", 1))
+        result = {"content": [{"type": "x"}] * n}
     elif method == "tools/call":
         p = msg.get("params", {})
         text = call(p.get("name"), p.get("arguments") or {})

@@ -92,6 +92,8 @@ cp "$T_DIR/mcp_fake.py" "$WORK/"
 give_away "$WORK/mcp_fake.py"
 server() { echo "\"$1\": {\"command\": \"python3\", \"args\": [\"mcp_fake.py\"${2:+, \"--list\", \"$2\"}]}"; }
 echo "{\"mcpServers\": {$(server ok)}}" >"$WORK/ok.json"
+echo '{"mcpServers": {"ok": {"command": "python3", "args": ["mcp_fake.py", "--large"]}}}' \
+        >"$WORK/large.json"
 echo "{\"mcpServers\": {$(server rep repeat), $(server end endless), $(server many many)}}" >"$WORK/bad.json"
 # state NAME ATTR < mcp list --json
 state() { "$T_PY" -c 'import json, sys
@@ -117,4 +119,31 @@ expect_eq "too many tools: the reason names the bound" \
         "$(state many error <"$WORK/bad.out")"
 check "hostile listings: peak memory $kb KiB is within $SLACK_KB KiB of an ordinary listing's $ok_kb KiB" \
         test "$kb" -le $((ok_kb + SLACK_KB))
+
+# ---- an MCP message past its bound: the server is out, the call fails at once ----
+echo '{"tool_calls": [{"name": "mcp__ok__big", "arguments": {"mib": 1}}, {"name": "mcp__ok__big", "arguments": {"mib": 9}}]}
+{"content": "done"}' >"$WORK/big.script"
+"$PROCTOR" run --mode local --workspace "$WORK" --mcp-config "$WORK/large.json" --timeout 120 \
+        --model "script:$WORK/big.script" --trace "$WORK/big.trace" "big" >/dev/null 2>"$WORK/big.err"
+expect_eq "an MCP message past its bound: the session goes on" 0 $?
+expect_eq "control: a result of 1 MiB comes (cut for the model as any output)" "True bbbb" \
+        "$(ev "$WORK/big.trace" '"%s %s" % (res(0)["ok"], res(0)["output"][:4])')"
+expect_eq "a result of 9 MiB: the call fails, naming the bound" \
+        "False [the MCP server 'ok' sent a message over 8 MiB, proctor's bound for one MCP message (dropped)]" \
+        "$(ev "$WORK/big.trace" '"%s %s" % (res(1)["ok"], res(1)["output"])')"
+expect_match "the server is out, with the bound as its reason" \
+        "sent a message over 8 MiB, proctor's bound for one MCP message" \
+        "$(ev "$WORK/big.trace" '[e["error"] for e in of("mcp.server") if e["state"] == "failed"]')"
+
+# ---- an MCP result of 300,000 parts, each a placeholder of 30 bytes ----
+echo '{"tool_calls": [{"name": "mcp__ok__parts", "arguments": {"n": 300000}}]}
+{"content": "done"}' >"$WORK/parts.script"
+# (the time limit only ends a run that would otherwise go on for hours)
+timeout -k 5 120 "$PROCTOR" run --mode local --workspace "$WORK" --mcp-config "$WORK/large.json" \
+        --model "script:$WORK/parts.script" --trace "$WORK/parts.trace" "parts" >/dev/null \
+        2>"$WORK/parts.err"
+expect_eq "a result of many parts: the session completes" 0 $?
+expect_eq "its text is cut at the bound, with a note naming it" \
+        "True [the rest is cut: the result passed 8 MiB, proctor's bound for one MCP result]" \
+        "$(ev "$WORK/parts.trace" '(lambda o: "%s %s" % (len(o) <= (8 << 20) + 200, o.splitlines()[-1]))(of("tool.result")[0]["output"])')"
 finish

@@ -41,6 +41,7 @@ An answer that never ends, as a broken or hostile server sends it:
 
   {"endless": "arguments"}  one bash call whose arguments never end
   {"endless": "content"}    text that never ends
+  {"endless": "comments"}   SSE comments (keep-alives) that never end
       in pieces of "piece" bytes (default 64 KiB), until "safety_mb" MiB
       (default 192) were sent, then the socket is closed, so that a client
       with no bound of its own cannot take all the machine's memory. The
@@ -210,9 +211,10 @@ class Handler(BaseHTTPRequestHandler):
                 "index": 0, "id": self.server.state.call_id(), "type": "function",
                 "function": {"name": "bash", "arguments": '{"command": "'}}]}))
             event = self.chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
-        else:
+        elif what == "content":
             event = self.chunk({"content": piece})
-        data = ("data: " + json.dumps(event) + "\n\n").encode()
+        data = (": " + piece + "\n\n" if what == "comments" else
+                "data: " + json.dumps(event) + "\n\n").encode()
         try:
             while sent < cap and not STOP.is_set():
                 self.raw_chunk(data)

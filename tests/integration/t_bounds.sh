@@ -81,6 +81,14 @@ expect_match "endless text: the error names the bound" \
 check "endless text: peak memory $kb KiB is within $SLACK_KB KiB of the control's $control_kb KiB" \
         test "$kb" -le $((control_kb + SLACK_KB))
 
+# keep-alives that never end: nothing is kept, but the turn must end
+echo '{"endless": "comments", "safety_mb": 320}' >"$WORK/comments.script"
+answer comments
+expect_eq "endless keep-alives: the session fails" 1 $rc
+expect_match "endless keep-alives: the error names the bound" \
+        "refused the model's answer: its stream passed 256 MiB, proctor's bound for one streamed answer" \
+        "$(ev "$WORK/comments.jsonl" 'of("model.error")[-1]["message"]')"
+
 # a server that ignores "stream" and sends one JSON answer past its bound
 "$T_PY" -c 'import json; print(json.dumps({"no_stream": True, "content": "y" * (9 << 20)}))' \
         >"$WORK/whole.script"

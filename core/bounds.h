@@ -8,6 +8,7 @@
 #ifndef PROCTOR_BOUNDS_H
 #define PROCTOR_BOUNDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* ---- a model's answer (core/chat.c, core/sse.c, core/provider_openai.c) ---- */
@@ -27,6 +28,11 @@
  * well under 1 KiB; a server that sends the whole answer as one event
  * still fits. */
 #define BOUNDS_SSE_EVENT (8u << 20)
+/* JSON values in one chunk of an answer (an SSE event, or an answer sent
+ * whole). Parsed, each small value costs about 45 bytes: 8 MiB of "0,"
+ * would take 185 MiB. A streamed chunk holds about 20; an answer sent
+ * whole with arguments sent as parsed JSON, some thousands. */
+#define BOUNDS_ANSWER_JSON_VALUES (128u << 10)
 /* A whole answer sent as one JSON body (a server that ignores "stream"). */
 #define BOUNDS_ANSWER_JSON (8u << 20)
 /* Every byte of one streamed answer, keep-alives and ignored fields
@@ -43,6 +49,9 @@
 /* Tools one server may list. The largest real servers offer a few
  * hundred; a chat-completions request with more is refused by most APIs. */
 #define BOUNDS_MCP_TOOLS 1024
+/* JSON values in one MCP message: a tool's structured result of some
+ * ten thousand rows still fits; parsed, at most about 45 MiB. */
+#define BOUNDS_MCP_JSON_VALUES (1u << 20)
 /* One server's tools together, as JSON: what a request to the model
  * carries for them. Real servers list a few hundred KiB at most. */
 #define BOUNDS_MCP_LISTING (16u << 20)
@@ -53,6 +62,11 @@
  * result's content blocks (the model sees 25,000 characters of it; the
  * trace keeps this much). */
 #define BOUNDS_MCP_RESULT (8u << 20)
+
+/* Whether the JSON text of n bytes at p holds more than max values (each
+ * scalar, array and object counts one), counted without parsing it, so
+ * that what would cost too much to parse is refused first. */
+bool bounds_json_values_over(const char *p, size_t n, size_t max);
 
 /* A bound as a person reads it ("1 MiB", "48 KiB", "100 bytes"), in buf. */
 const char *bounds_size_text(size_t bytes, char *buf, size_t len);

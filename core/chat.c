@@ -606,6 +606,15 @@ int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char 
                 return 0;
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
                 return 1;
+        /* counted before parsing: parsed, they would cost far more */
+        if (bounds_json_values_over(data, len, BOUNDS_ANSWER_JSON_VALUES)) {
+                if (err != NULL && errlen > 0)
+                        snprintf(err, errlen,
+                                 "a chunk of the answer holds more than %u JSON values, "
+                                 "proctor's bound for one chunk",
+                                 BOUNDS_ANSWER_JSON_VALUES);
+                return -E2BIG;
+        }
         rc = join_surrogates(s, data, len, &joined);
         if (rc < 0)
                 return rc;

@@ -66,6 +66,18 @@ static void handle_line(struct mcp_rpc_reader *r, const char *line, size_t n)
                 n--;
         if (n == 0)
                 return;
+        /* counted before parsing: parsed, they would cost far more */
+        if (bounds_json_values_over(line, n, BOUNDS_MCP_JSON_VALUES)) {
+                char why[128];
+
+                snprintf(why, sizeof(why),
+                         "a message of more than %u JSON values, proctor's bound for one MCP "
+                         "message (dropped)",
+                         BOUNDS_MCP_JSON_VALUES);
+                if (r->on_bad != NULL)
+                        r->on_bad(-E2BIG, why, r->ud);
+                return;
+        }
         msg = json_loadb(line, n, JSON_REJECT_DUPLICATES, &jerr);
         if (msg == NULL) {
                 if (r->on_bad != NULL)

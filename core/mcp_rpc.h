@@ -24,7 +24,8 @@ enum mcp_rpc_kind {
 /* msg is borrowed for the call. */
 typedef void (*mcp_rpc_msg_fn)(json_t *msg, enum mcp_rpc_kind kind, void *ud);
 /* A line that is not a JSON-RPC message: -EBADMSG, or -E2BIG for one
- * longer than the limit (dropped unread); `why` is short and printable. */
+ * longer than the limit or of more than BOUNDS_MCP_JSON_VALUES values
+ * (dropped unparsed); `why` is short and printable. */
 typedef void (*mcp_rpc_bad_fn)(int code, const char *why, void *ud);
 
 struct mcp_rpc_reader {

@@ -11,6 +11,7 @@
 # and with --large:
 #   parts {n}             a result of n content blocks of an unknown type
 #   big {mib}             a text result of that many MiB
+#   values {n}            a structured result of n numbers
 # A hostile listing instead, with --list MODE (each tool with a 2 KiB
 # description, 8 to a page):
 #   repeat   every page gives the same nextCursor
@@ -45,7 +46,8 @@ TOOLS = [
     ]
 ]
 LARGE = [{"name": n, "description": d, "inputSchema": {"type": "object"}}
-         for n, d in [("parts", "a result of many parts"), ("big", "a large result")]]
+         for n, d in [("parts", "a result of many parts"), ("big", "a large result"),
+                      ("values", "a result of many values")]]
 
 
 def call(name, args):
@@ -118,6 +120,9 @@ for line in sys.stdin:
     elif method == "tools/call" and msg.get("params", {}).get("name") == "parts":
         n = int(msg["params"].get("arguments", {}).get("n", 1))
         result = {"content": [{"type": "x"}] * n}
+    elif method == "tools/call" and msg.get("params", {}).get("name") == "values":
+        n = int(msg["params"].get("arguments", {}).get("n", 1))
+        result = {"content": [], "structuredContent": {"v": [0] * n}}
     elif method == "tools/call":
         p = msg.get("params", {})
         text = call(p.get("name"), p.get("arguments") or {})

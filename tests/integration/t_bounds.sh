@@ -89,6 +89,18 @@ expect_match "endless keep-alives: the error names the bound" \
         "refused the model's answer: its stream passed 256 MiB, proctor's bound for one streamed answer" \
         "$(ev "$WORK/comments.jsonl" 'of("model.error")[-1]["message"]')"
 
+# one event within its size, of small JSON values that would cost 20 times
+# that once parsed
+"$T_PY" -c 'import json
+print(json.dumps({"raw": "data: [" + ",".join(["0"] * ((4 << 20) - 8)) + "]\n\n"}))' >"$WORK/values.script"
+answer values
+expect_eq "an event of 4 million values: the session fails" 1 $rc
+expect_match "an event of 4 million values: the error names the bound" \
+        "refused the model's answer: a chunk of the answer holds more than 131072 JSON values, proctor's bound for one chunk" \
+        "$(ev "$WORK/values.jsonl" 'of("model.error")[-1]["message"]')"
+check "an event of 4 million values: peak memory $kb KiB is within $SLACK_KB KiB of the control's $control_kb KiB" \
+        test "$kb" -le $((control_kb + SLACK_KB))
+
 # a server that ignores "stream" and sends one JSON answer past its bound
 "$T_PY" -c 'import json; print(json.dumps({"no_stream": True, "content": "y" * (9 << 20)}))' \
         >"$WORK/whole.script"
@@ -134,6 +146,8 @@ check "hostile listings: peak memory $kb KiB is within $SLACK_KB KiB of an ordin
 # ---- an MCP message past its bound: the server is out, the call fails at once ----
 echo '{"tool_calls": [{"name": "mcp__ok__big", "arguments": {"mib": 1}}, {"name": "mcp__ok__big", "arguments": {"mib": 9}}]}
 {"content": "done"}' >"$WORK/big.script"
+echo '{"tool_calls": [{"name": "mcp__ok__values", "arguments": {"n": 1000}}, {"name": "mcp__ok__values", "arguments": {"n": 2000000}}]}
+{"content": "done"}' >"$WORK/mcpvalues.script"
 "$PROCTOR" run --mode local --workspace "$WORK" --mcp-config "$WORK/large.json" --timeout 120 \
         --model "script:$WORK/big.script" --trace "$WORK/big.trace" "big" >/dev/null 2>"$WORK/big.err"
 expect_eq "an MCP message past its bound: the session goes on" 0 $?
@@ -145,6 +159,16 @@ expect_eq "a result of 9 MiB: the call fails, naming the bound" \
 expect_match "the server is out, with the bound as its reason" \
         "sent a message over 8 MiB, proctor's bound for one MCP message" \
         "$(ev "$WORK/big.trace" '[e["error"] for e in of("mcp.server") if e["state"] == "failed"]')"
+measured mcp-values "$PROCTOR" run --mode local --workspace "$WORK" --mcp-config "$WORK/large.json" \
+        --timeout 120 --model "script:$WORK/mcpvalues.script" --trace "$WORK/values.trace" "values" \
+        >/dev/null 2>"$WORK/values.err"
+expect_eq "an MCP message of 2 million values: the session goes on" 0 $rc
+expect_eq "control: a result of 1,000 values comes" True "$(ev "$WORK/values.trace" 'res(0)["ok"]')"
+expect_eq "a result of 2 million values: the call fails, naming the bound" \
+        "False [the MCP server 'ok' sent a message of more than 1048576 JSON values, proctor's bound for one MCP message (dropped)]" \
+        "$(ev "$WORK/values.trace" '"%s %s" % (res(1)["ok"], res(1)["output"])')"
+check "an MCP message of 2 million values: peak memory $kb KiB is within $SLACK_KB KiB of an ordinary listing's $ok_kb KiB" \
+        test "$kb" -le $((ok_kb + SLACK_KB))
 
 # ---- an MCP result of 300,000 parts, each a placeholder of 30 bytes ----
 echo '{"tool_calls": [{"name": "mcp__ok__parts", "arguments": {"n": 300000}}]}

@@ -766,6 +766,31 @@ static void test_bounds_default_parsed_arguments(void **state)
         chat_stream_free(s);
 }
 
+/* A chunk of more JSON values than its bound is refused before it is
+ * parsed; commas, colons and brackets inside strings are not values. */
+static void test_bounds_json_values(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        size_t n = 200000, i, o;
+        char *payload = malloc(2 * n + 256), err[256];
+
+        assert_non_null(payload);
+        o = (size_t)sprintf(payload, "{\"choices\":[{\"delta\":{\"content\":\"");
+        for (i = 0; i < n; i++, o += 2)
+                memcpy(payload + o, ",[", 2);
+        strcpy(payload + o, "\"}}]}");
+        chunk_ok(s, payload); /* all inside a string: one value */
+        o = (size_t)sprintf(payload, "{\"x\":[");
+        for (i = 0; i < n; i++, o += 2)
+                memcpy(payload + o, "0,", 2);
+        strcpy(payload + o, "0]}");
+        assert_int_equal(chunk(s, payload, err, sizeof(err)), -E2BIG);
+        assert_string_equal(err, "a chunk of the answer holds more than 131072 JSON values, "
+                                 "proctor's bound for one chunk");
+        free(payload);
+        chat_stream_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -788,6 +813,7 @@ int main(void)
             cmocka_unit_test(test_request_body),
             cmocka_unit_test(test_bounds),
             cmocka_unit_test(test_bounds_default_parsed_arguments),
+            cmocka_unit_test(test_bounds_json_values),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "core/cmd_exec.h"
 #include "core/cmd_images.h"
@@ -59,6 +60,12 @@ int main(int argc, char **argv)
 {
         int rc;
 
+        /* proctor holds the API key: no process of the same user (a tool in
+         * local mode, say) may read its memory through /proc/PID/mem or
+         * ptrace, nor find it in a core dump. Children get their own
+         * memory's flag back at exec; sandboxes keep the id maps working
+         * (exec.c do_clone). Root's processes can still read it. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         env_process_init(argc, argv);
         /* Writes to a closed pipe must fail with EPIPE, not kill proctor;
          * executions get the default disposition back before exec. */

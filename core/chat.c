@@ -10,11 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bounds.h"
 #include "core/buf.h"
-
-/* A model sends a handful of calls per message; a stream claiming more is
- * broken or hostile, and each fragment costs a search over the calls. */
-#define CHAT_MAX_CALLS 1024
 
 /* What the stream keeps about each call beside the call itself. */
 struct call_state {
@@ -44,6 +41,8 @@ struct chat_stream {
         bool refusal;
         json_t *error;      /* the last "error" payload, until the next chunk */
         uint32_t high_half; /* a UTF-16 high surrogate that ended a string; 0: none */
+        struct chat_bounds bounds;
+        size_t total; /* the model's bytes kept: text, ids, names, arguments */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
@@ -59,6 +58,18 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
         return -EBADMSG;
 }
 
+/* The answer passed one of its bounds: `what` did, and `of` says what
+ * the bound is for. Nothing of the fragment is kept. */
+static int too_big(char *err, size_t errlen, const char *what, size_t bound, const char *of)
+{
+        char size[32];
+
+        if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "%s passed %s, proctor's bound for %s", what,
+                         bounds_size_text(bound, size, sizeof(size)), of);
+        return -E2BIG;
+}
+
 static void reset(struct chat_stream *s)
 {
         s->content = NULL;
@@ -71,6 +82,7 @@ static void reset(struct chat_stream *s)
         s->finish_reason = NULL;
         s->refusal = false;
         s->high_half = 0;
+        s->total = 0;
 }
 
 struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n, void *ud),
@@ -82,8 +94,27 @@ struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n,
                 return NULL;
         s->on_delta = on_delta;
         s->ud = ud;
+        s->bounds = (struct chat_bounds){.tool_args = BOUNDS_TOOL_ARGS,
+                                         .text = BOUNDS_ANSWER_TEXT,
+                                         .calls = BOUNDS_TOOL_CALLS,
+                                         .answer = BOUNDS_ANSWER};
         reset(s);
         return s;
+}
+
+void chat_stream_set_bounds(struct chat_stream *s, const struct chat_bounds *b)
+{
+        s->bounds = *b;
+}
+
+/* Whether n more of the model's bytes keep the whole answer within its
+ * bound; its parts have their own bounds besides. */
+static int answer_room(struct chat_stream *s, size_t n, char *err, size_t errlen)
+{
+        if (n <= s->bounds.answer && s->total <= s->bounds.answer - n)
+                return 0;
+        return too_big(err, errlen, "the answer", s->bounds.answer,
+                       "one answer (its text and tool calls together)");
 }
 
 static void free_calls(struct chat_tool_call *calls, size_t n)
@@ -146,7 +177,7 @@ static int insert_call(struct chat_stream *s, size_t pos, int64_t index)
         struct chat_tool_call c = {0};
         char id[32];
 
-        if (s->ncalls >= CHAT_MAX_CALLS)
+        if (s->ncalls >= s->bounds.calls)
                 return -E2BIG;
         if (s->ncalls == s->cap && grow_calls(s) < 0)
                 return -ENOMEM;
@@ -225,22 +256,58 @@ static int replace(char **dst, const char *src)
         return 0;
 }
 
-static int add_arguments(struct chat_stream *s, size_t pos, const json_t *args)
+/* A call's name or id as the model sent it, in place of *dst. */
+static int set_call_text(struct chat_stream *s, char **dst, const char *src, char *err,
+                         size_t errlen)
+{
+        size_t n = strlen(src);
+        int rc = answer_room(s, n, err, errlen);
+
+        if (rc < 0)
+                return rc;
+        if (replace(dst, src) < 0)
+                return -ENOMEM;
+        s->total += n;
+        return 0;
+}
+
+/* Appends n bytes to call pos's arguments, within their bounds. */
+static int append_arguments(struct chat_stream *s, size_t pos, const char *text, size_t n,
+                            char *err, size_t errlen)
 {
         struct call_state *st = &s->state[pos];
+        char what[128];
+        int rc;
+
+        if (n > s->bounds.tool_args || st->args_len > s->bounds.tool_args - n) {
+                snprintf(what, sizeof(what), "the arguments of tool call %zu (%.64s)", pos + 1,
+                         s->calls[pos].name[0] != '\0' ? s->calls[pos].name : "no name yet");
+                return too_big(err, errlen, what, s->bounds.tool_args, "one call's arguments");
+        }
+        if ((rc = answer_room(s, n, err, errlen)) < 0)
+                return rc;
+        rc = buf_append(&s->calls[pos].arguments, &st->args_len, &st->args_cap, text, n);
+        if (rc == 0)
+                s->total += n;
+        return rc;
+}
+
+static int add_arguments(struct chat_stream *s, size_t pos, const json_t *args, char *err,
+                         size_t errlen)
+{
         char *text;
         int rc;
 
         if (json_is_string(args))
-                return buf_append(&s->calls[pos].arguments, &st->args_len, &st->args_cap,
-                                  json_string_value(args), json_string_length(args));
+                return append_arguments(s, pos, json_string_value(args), json_string_length(args),
+                                        err, errlen);
         /* Some servers send the arguments already parsed. */
         if (!json_is_object(args) && !json_is_array(args))
                 return 0;
         text = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
         if (text == NULL)
                 return -ENOMEM;
-        rc = buf_append(&s->calls[pos].arguments, &st->args_len, &st->args_cap, text, strlen(text));
+        rc = append_arguments(s, pos, text, strlen(text), err, errlen);
         free(text);
         return rc;
 }
@@ -262,35 +329,47 @@ static int add_tool_fragment(struct chat_stream *s, const json_t *tc, char *err,
                 rc = call_at(s, json_integer_value(jindex), &pos);
         else
                 rc = call_without_index(s, id, name != NULL && *name != '\0' ? name : NULL, &pos);
-        if (rc == -E2BIG)
-                return fail(err, errlen, "more than %d tool calls in one message", CHAT_MAX_CALLS);
+        if (rc == -E2BIG) {
+                if (err != NULL && errlen > 0)
+                        snprintf(err, errlen,
+                                 "the answer has more than %zu tool calls, proctor's bound for "
+                                 "one answer",
+                                 s->bounds.calls);
+                return rc;
+        }
         if (rc < 0)
                 return rc;
         s->last_index = s->state[pos].index;
         if (id != NULL && s->state[pos].id_generated) {
-                if (replace(&s->calls[pos].id, id) < 0)
-                        return -ENOMEM;
+                if ((rc = set_call_text(s, &s->calls[pos].id, id, err, errlen)) < 0)
+                        return rc;
                 s->state[pos].id_generated = false;
         }
         /* The name comes whole, once; servers that repeat it are not
          * appending to it. */
         if (name != NULL && *name != '\0' && s->calls[pos].name[0] == '\0') {
-                if (replace(&s->calls[pos].name, name) < 0)
-                        return -ENOMEM;
+                if ((rc = set_call_text(s, &s->calls[pos].name, name, err, errlen)) < 0)
+                        return rc;
         }
-        return add_arguments(s, pos, json_object_get(fn, "arguments"));
+        return add_arguments(s, pos, json_object_get(fn, "arguments"), err, errlen);
 }
 
-static int add_text(struct chat_stream *s, const json_t *text)
+static int add_text(struct chat_stream *s, const json_t *text, char *err, size_t errlen)
 {
         size_t n = json_string_length(text);
         int rc;
 
         if (!json_is_string(text) || n == 0)
                 return 0;
+        if (n > s->bounds.text || s->content_len > s->bounds.text - n)
+                return too_big(err, errlen, "the answer's text", s->bounds.text,
+                               "one answer's text");
+        if ((rc = answer_room(s, n, err, errlen)) < 0)
+                return rc;
         rc = buf_append(&s->content, &s->content_len, &s->content_cap, json_string_value(text), n);
         if (rc < 0)
                 return rc;
+        s->total += n;
         if (s->on_delta != NULL)
                 s->on_delta(json_string_value(text), n, s->ud);
         return 0;
@@ -298,34 +377,34 @@ static int add_text(struct chat_stream *s, const json_t *text)
 
 /* "content" is a string, or (some servers, as in requests) an array of
  * parts of which the text ones count: {"type": "text", "text": "..."}. */
-static int add_content(struct chat_stream *s, const json_t *content)
+static int add_content(struct chat_stream *s, const json_t *content, char *err, size_t errlen)
 {
         size_t i;
         int rc = 0;
 
         if (!json_is_array(content))
-                return add_text(s, content);
+                return add_text(s, content, err, errlen);
         for (i = 0; rc == 0 && i < json_array_size(content); i++) {
                 const json_t *part = json_array_get(content, i);
                 const char *type = json_string_value(json_object_get(part, "type"));
 
                 if (json_is_string(part))
-                        rc = add_text(s, part);
+                        rc = add_text(s, part, err, errlen);
                 else if (type == NULL || strcmp(type, "text") == 0 ||
                          strcmp(type, "output_text") == 0)
-                        rc = add_text(s, json_object_get(part, "text"));
+                        rc = add_text(s, json_object_get(part, "text"), err, errlen);
         }
         return rc;
 }
 
 /* A refusal is the model's answer as much as content is: the operator
  * must read it, so it streams and is kept as the message's text. */
-static int add_refusal(struct chat_stream *s, const json_t *refusal)
+static int add_refusal(struct chat_stream *s, const json_t *refusal, char *err, size_t errlen)
 {
         if (!json_is_string(refusal) || json_string_length(refusal) == 0)
                 return 0;
         s->refusal = true;
-        return add_text(s, refusal);
+        return add_text(s, refusal, err, errlen);
 }
 
 static void read_usage(struct chat_stream *s, const json_t *usage)
@@ -371,9 +450,9 @@ static int add_chunk(struct chat_stream *s, const json_t *root, char *err, size_
         delta = json_object_get(choice, "delta");
         if (!json_is_object(delta))
                 delta = json_object_get(choice, "message");
-        rc = add_content(s, json_object_get(delta, "content"));
+        rc = add_content(s, json_object_get(delta, "content"), err, errlen);
         if (rc == 0)
-                rc = add_refusal(s, json_object_get(delta, "refusal"));
+                rc = add_refusal(s, json_object_get(delta, "refusal"), err, errlen);
         calls = json_object_get(delta, "tool_calls");
         for (i = 0; rc == 0 && i < json_array_size(calls); i++) {
                 if (json_is_object(json_array_get(calls, i)))
@@ -527,6 +606,15 @@ int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char 
                 return 0;
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0)
                 return 1;
+        /* counted before parsing: parsed, they would cost far more */
+        if (bounds_json_values_over(data, len, BOUNDS_ANSWER_JSON_VALUES)) {
+                if (err != NULL && errlen > 0)
+                        snprintf(err, errlen,
+                                 "a chunk of the answer holds more than %u JSON values, "
+                                 "proctor's bound for one chunk",
+                                 BOUNDS_ANSWER_JSON_VALUES);
+                return -E2BIG;
+        }
         rc = join_surrogates(s, data, len, &joined);
         if (rc < 0)
                 return rc;

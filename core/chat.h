@@ -38,9 +38,22 @@ struct chat_stream *chat_stream_new(void (*on_delta)(const char *text, size_t n,
                                     void *ud);
 void chat_stream_free(struct chat_stream *s);
 
+/* What one answer may hold; chat_stream_new takes core/bounds.h's. */
+struct chat_bounds {
+        size_t tool_args; /* bytes of one call's arguments */
+        size_t text;      /* bytes of content and refusal */
+        size_t calls;     /* tool calls */
+        size_t answer;    /* bytes of all of it: text, ids, names, arguments */
+};
+
+/* Other bounds than core/bounds.h's (tests make them small). */
+void chat_stream_set_bounds(struct chat_stream *s, const struct chat_bounds *b);
+
 /* One SSE data payload. Returns 0; 1 when it was "[DONE]"; -EBADMSG with err
  * filled when the payload is not a valid chunk (not JSON, or an "error"
- * object, whose message goes to err). */
+ * object, whose message goes to err); -E2BIG with err naming the bound
+ * when the answer would pass one of its bounds: nothing of that payload is
+ * kept, and the answer should be given up. */
 int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char *err,
                       size_t errlen);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/bounds.h"
+#include "core/buf.h"
 #include "core/exec_report.h"
 #include "core/mcp_rpc.h"
 #include "core/tools.h"
@@ -37,9 +39,14 @@ struct mcp_server {
         bool removed; /* its execution is gone: nothing calls back any more */
         struct mcp_rpc_reader rd;
         long long next_id, init_id, list_id;
-        bool relist;     /* tools/list_changed came while a list was running */
-        json_t *tools;   /* the server's tools as listed */
-        json_t *paging;  /* tools gathered while a list goes page by page */
+        bool relist;    /* tools/list_changed came while a list was running */
+        json_t *tools;  /* the server's tools as listed */
+        json_t *paging; /* tools gathered while a list goes page by page */
+        /* the listing running: its pages so far, each one's cursor (as a
+         * hash: a cursor may be long), and the size of its tools as JSON */
+        unsigned pages;
+        uint64_t cursors[BOUNDS_MCP_PAGES];
+        size_t listed_bytes;
         json_t *offered; /* mcp__S__T -> the server's tool name */
         char protocol[16];
         const char *kill_note;
@@ -375,6 +382,8 @@ static void list_tools(struct mcp_server *s, const char *cursor)
         if (cursor == NULL) {
                 json_decref(s->paging);
                 s->paging = json_array();
+                s->pages = 0;
+                s->listed_bytes = 0;
         }
         s->relist = false;
         if (send_request(s, "tools/list", params, &s->list_id) < 0)
@@ -404,19 +413,90 @@ static void on_initialized(struct mcp_server *s, const json_t *result)
         list_tools(s, NULL);
 }
 
-static void on_tools_page(struct mcp_server *s, const json_t *result)
+/* FNV-1a: cursors are compared by this, not kept. */
+static uint64_t cursor_hash(const char *c)
 {
-        const json_t *tools = json_object_get(result, "tools");
-        const char *next = json_string_value(json_object_get(result, "nextCursor"));
+        uint64_t h = 1469598103934665603ull;
+
+        for (; *c != '\0'; c++)
+                h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        return h;
+}
+
+/* Why the listing cannot go on to the page at `next`, in why; false
+ * when it can. A listing ends within BOUNDS_MCP_PAGES pages, and a cursor
+ * seen before in it means the server would page forever. */
+static bool paging_ends(struct mcp_server *s, const char *next, char *why, size_t len)
+{
+        uint64_t h = cursor_hash(next);
+        unsigned i;
+
+        if (s->pages >= BOUNDS_MCP_PAGES) {
+                snprintf(why, len,
+                         "answered tools/list with more than %d pages, proctor's bound for one "
+                         "listing",
+                         BOUNDS_MCP_PAGES);
+                return true;
+        }
+        for (i = 0; i + 1 < s->pages; i++) {
+                if (s->cursors[i] == h) {
+                        snprintf(why, len,
+                                 "answered tools/list page %u with the cursor of page %u (a "
+                                 "cursor seen before): the listing would never end",
+                                 s->pages, i + 1);
+                        return true;
+                }
+        }
+        s->cursors[s->pages - 1] = h;
+        return false;
+}
+
+/* Takes a page's tools into the listing; false, with why, when the
+ * listing would pass its bounds. */
+static bool take_tools(struct mcp_server *s, const json_t *tools, char *why, size_t len)
+{
         const json_t *t;
+        char size[32];
         size_t i;
 
+        json_array_foreach (tools, i, t) {
+                if (!json_is_object(t) || !json_is_string(json_object_get(t, "name")))
+                        continue;
+                if (json_array_size(s->paging) >= BOUNDS_MCP_TOOLS) {
+                        snprintf(why, len,
+                                 "listed more than %d tools, proctor's bound for one server",
+                                 BOUNDS_MCP_TOOLS);
+                        return false;
+                }
+                s->listed_bytes += json_dumpb(t, NULL, 0, JSON_COMPACT);
+                if (s->listed_bytes > BOUNDS_MCP_LISTING) {
+                        snprintf(why, len,
+                                 "listed tools of more than %s together, proctor's bound for "
+                                 "one server's tools",
+                                 bounds_size_text(BOUNDS_MCP_LISTING, size, sizeof(size)));
+                        return false;
+                }
+                json_array_append(s->paging, (json_t *)t);
+        }
+        return true;
+}
+
+static void on_tools_page(struct mcp_server *s, const json_t *result)
+{
+        const char *next = json_string_value(json_object_get(result, "nextCursor"));
+        char why[200];
+
         s->list_id = 0;
-        json_array_foreach (tools, i, t)
-                if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
-                        json_array_append(s->paging, (json_t *)t);
+        s->pages++;
+        if (!take_tools(s, json_object_get(result, "tools"), why, sizeof(why))) {
+                server_down(s, S_FAILED, why);
+                return;
+        }
         if (next != NULL && next[0] != '\0' && !s->relist) {
-                list_tools(s, next);
+                if (paging_ends(s, next, why, sizeof(why)))
+                        server_down(s, S_FAILED, why);
+                else
+                        list_tools(s, next);
                 return;
         }
         json_decref(s->tools);
@@ -433,24 +513,40 @@ static void on_tools_page(struct mcp_server *s, const json_t *result)
         check_ready(s->m);
 }
 
-static void append_text(json_t *out, const char *text)
-{
-        const char *have = json_string_value(out);
-        size_t n = strlen(have), k = strlen(text);
-        char *both = malloc(n + k + 2);
+/* A call's result as text for the model, as it is assembled from the
+ * result's parts: one growing block (a result may have a million parts),
+ * within BOUNDS_MCP_RESULT; what does not fit is cut, with a note. */
+struct result_text {
+        char *p;
+        size_t len, cap;
+        bool cut;
+};
 
-        if (both == NULL)
+static void add_part(struct result_text *r, const char *text)
+{
+        size_t sep = r->len > 0, k = strlen(text), room;
+
+        if (r->cut)
                 return;
-        memcpy(both, have, n);
-        if (n > 0)
-                both[n++] = '\n';
-        memcpy(both + n, text, k + 1);
-        json_string_setn_nocheck(out, both, n + k);
-        free(both);
+        room = BOUNDS_MCP_RESULT - r->len; /* len never passes the bound */
+        if (sep + k > room) {
+                r->cut = true;
+                k = room > sep ? room - sep : 0;
+                /* not in the middle of a character */
+                while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
+                        k--;
+        }
+        if (k == 0 || buf_reserve(&r->p, &r->cap, r->len, sep + k, 256) < 0)
+                return;
+        if (sep)
+                r->p[r->len++] = '\n';
+        memcpy(r->p + r->len, text, k);
+        r->len += k;
+        r->p[r->len] = '\0';
 }
 
 /* One content block as text for the model; binary data as a placeholder. */
-static void content_text(json_t *out, const json_t *b)
+static void content_text(struct result_text *out, const json_t *b)
 {
         const char *type = json_string_value(json_object_get(b, "type"));
         const char *mime = json_string_value(json_object_get(b, "mimeType"));
@@ -460,7 +556,7 @@ static void content_text(json_t *out, const json_t *b)
         if (type == NULL)
                 return;
         if (strcmp(type, "text") == 0 && json_is_string(json_object_get(b, "text"))) {
-                append_text(out, json_string_value(json_object_get(b, "text")));
+                add_part(out, json_string_value(json_object_get(b, "text")));
                 return;
         }
         if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0) {
@@ -468,7 +564,7 @@ static void content_text(json_t *out, const json_t *b)
                          mime != NULL ? mime : "unknown type",
                          json_string_length(json_object_get(b, "data")));
         } else if (strcmp(type, "resource") == 0 && json_is_string(json_object_get(res, "text"))) {
-                append_text(out, json_string_value(json_object_get(res, "text")));
+                add_part(out, json_string_value(json_object_get(res, "text")));
                 return;
         } else if (strcmp(type, "resource") == 0 || strcmp(type, "resource_link") == 0) {
                 const char *uri = json_string_value(json_object_get(res != NULL ? res : b, "uri"));
@@ -476,13 +572,14 @@ static void content_text(json_t *out, const json_t *b)
         } else {
                 snprintf(line, sizeof(line), "[content of type %.100s not shown]", type);
         }
-        append_text(out, line);
+        add_part(out, line);
 }
 
 static void on_call_result(struct mcp_call *c, const json_t *result, const json_t *error)
 {
-        json_t *out = json_string("");
+        struct result_text out = {0};
         const json_t *b, *sc;
+        char size[32], note[160];
         size_t i;
         bool ok = !json_is_true(json_object_get(result, "isError"));
 
@@ -492,20 +589,27 @@ static void on_call_result(struct mcp_call *c, const json_t *result, const json_
                 snprintf(line, sizeof(line), "[MCP error %lld: %.500s]",
                          (long long)json_integer_value(json_object_get(error, "code")),
                          msg != NULL ? msg : "no message");
-                append_text(out, line);
+                add_part(&out, line);
                 ok = false;
         }
         json_array_foreach (json_object_get(result, "content"), i, b)
-                content_text(out, b);
+                content_text(&out, b);
         sc = json_object_get(result, "structuredContent");
-        if (sc != NULL && json_string_length(out) == 0) {
+        if (sc != NULL && out.len == 0) {
                 char *text = json_dumps(sc, JSON_COMPACT | JSON_ENCODE_ANY);
                 if (text != NULL)
-                        append_text(out, text);
+                        add_part(&out, text);
                 free(text);
         }
-        finish_call(c, ok, false, json_string_value(out), json_string_length(out));
-        json_decref(out);
+        if (out.cut) {
+                snprintf(note, sizeof(note),
+                         "\n[the rest is cut: the result passed %s, proctor's bound for one MCP "
+                         "result]",
+                         bounds_size_text(BOUNDS_MCP_RESULT, size, sizeof(size)));
+                buf_append(&out.p, &out.len, &out.cap, note, strlen(note));
+        }
+        finish_call(c, ok, false, out.p != NULL ? out.p : "", out.len);
+        free(out.p);
 }
 
 static void on_response(struct mcp_server *s, const json_t *msg)
@@ -574,12 +678,19 @@ static void on_message(json_t *msg, enum mcp_rpc_kind kind, void *ud)
         /* other notifications (logging, progress) change nothing here */
 }
 
-static void on_bad_line(const char *why, void *ud)
+static void on_bad_line(int code, const char *why, void *ud)
 {
         struct mcp_server *s = ud;
+        char down[200];
 
         bus_emit(s->m->o.bus, "mcp.protocol_error",
                  json_pack("{s:s,s:s}", "server", s->name, "error", why));
+        /* A message dropped unread may have been the answer to a call, which
+         * would then wait for its timeout: the server is out instead. */
+        if (code == -E2BIG) {
+                snprintf(down, sizeof(down), "sent %s", why);
+                server_down(s, S_FAILED, down);
+        }
 }
 
 /* ---- the server's execution ---- */

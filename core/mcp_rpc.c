@@ -4,6 +4,8 @@
  * the line limit. */
 #include "core/mcp_rpc.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,16 +66,28 @@ static void handle_line(struct mcp_rpc_reader *r, const char *line, size_t n)
                 n--;
         if (n == 0)
                 return;
+        /* counted before parsing: parsed, they would cost far more */
+        if (bounds_json_values_over(line, n, BOUNDS_MCP_JSON_VALUES)) {
+                char why[128];
+
+                snprintf(why, sizeof(why),
+                         "a message of more than %u JSON values, proctor's bound for one MCP "
+                         "message (dropped)",
+                         BOUNDS_MCP_JSON_VALUES);
+                if (r->on_bad != NULL)
+                        r->on_bad(-E2BIG, why, r->ud);
+                return;
+        }
         msg = json_loadb(line, n, JSON_REJECT_DUPLICATES, &jerr);
         if (msg == NULL) {
                 if (r->on_bad != NULL)
-                        r->on_bad("a line that is not JSON", r->ud);
+                        r->on_bad(-EBADMSG, "a line that is not JSON", r->ud);
                 return;
         }
         kind = mcp_rpc_classify(msg);
         if (kind == MCP_RPC_INVALID) {
                 if (r->on_bad != NULL)
-                        r->on_bad("JSON that is not a JSON-RPC 2.0 message", r->ud);
+                        r->on_bad(-EBADMSG, "JSON that is not a JSON-RPC 2.0 message", r->ud);
         } else if (r->on_msg != NULL) {
                 r->on_msg(msg, kind, r->ud);
         }
@@ -105,10 +119,15 @@ static bool keep(struct mcp_rpc_reader *r, const char *p, size_t n)
 
 static void overlong(struct mcp_rpc_reader *r)
 {
+        char why[128], size[32];
+
         r->len = 0;
         r->skipping = true;
+        snprintf(why, sizeof(why),
+                 "a message over %s, proctor's bound for one MCP message (dropped)",
+                 bounds_size_text(r->max, size, sizeof(size)));
         if (r->on_bad != NULL)
-                r->on_bad("a line longer than the limit (dropped)", r->ud);
+                r->on_bad(-E2BIG, why, r->ud);
 }
 
 void mcp_rpc_feed(struct mcp_rpc_reader *r, const char *buf, size_t n)

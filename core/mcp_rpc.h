@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Lines longer than this are dropped whole (reported as bad): a server
- * cannot make proctor hold an unbounded line. */
-#define MCP_RPC_LINE_MAX (32u << 20)
+#include "core/bounds.h"
+
+/* Lines longer than this are dropped whole (reported as bad, -E2BIG): a
+ * server cannot make proctor hold an unbounded line. */
+#define MCP_RPC_LINE_MAX BOUNDS_MCP_MESSAGE
 
 enum mcp_rpc_kind {
         MCP_RPC_INVALID,
@@ -21,8 +23,10 @@ enum mcp_rpc_kind {
 
 /* msg is borrowed for the call. */
 typedef void (*mcp_rpc_msg_fn)(json_t *msg, enum mcp_rpc_kind kind, void *ud);
-/* A line that is not a JSON-RPC message; `why` is short and printable. */
-typedef void (*mcp_rpc_bad_fn)(const char *why, void *ud);
+/* A line that is not a JSON-RPC message: -EBADMSG, or -E2BIG for one
+ * longer than the limit or of more than BOUNDS_MCP_JSON_VALUES values
+ * (dropped unparsed); `why` is short and printable. */
+typedef void (*mcp_rpc_bad_fn)(int code, const char *why, void *ud);
 
 struct mcp_rpc_reader {
         char *buf;

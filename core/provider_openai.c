@@ -19,13 +19,13 @@
 #include <strings.h>
 
 #include "exec/http.h"
+#include "core/bounds.h"
 #include "core/sse.h"
 #include "core/buf.h"
 
 #define OPENAI_URL      "https://api.openai.com/v1"
 #define HF_ROUTER_URL   "https://router.huggingface.co/v1"
 #define MAX_DELAY_MS    60000
-#define MAX_JSON_BODY   (8u << 20) /* a non-streamed answer */
 #define MAX_ERROR_BODY  (64u << 10)
 #define DONE_GRACE_MS   1000 /* after [DONE], for the response to end */
 #define DEFAULT_BACKOFF 500
@@ -84,6 +84,7 @@ struct oai {
         char *raw; /* JSON or error body */
         size_t raw_len, raw_cap;
         size_t pos;            /* bytes of text this attempt streamed */
+        size_t received;       /* bytes of the body so far */
         bool done;             /* [DONE] arrived */
         bool chunks;           /* at least one chunk parsed */
         char bad[384];         /* why the stream is unusable; "" while fine */
@@ -180,7 +181,7 @@ static void attempt_reset(struct oai *p)
         p->retry_after_ms = -1;
         p->reason[0] = p->location[0] = '\0';
         p->kind = BODY_SNIFF;
-        p->pos = 0;
+        p->pos = p->received = 0;
         p->done = p->chunks = false;
         p->bad[0] = '\0';
         p->bad_as = (struct failure){0};
@@ -486,6 +487,21 @@ static void judge(struct oai *p, struct failure *f, const json_t *root)
         }
 }
 
+/* The answer passed one of core/bounds.h's bounds: `what` passed `bound`,
+ * proctor's bound for `of`. The same answer again would pass it again, so
+ * the attempt fails with no retry. */
+static void refuse(struct oai *p, const char *what, size_t bound, const char *of)
+{
+        char size[32];
+
+        if (p->bad[0])
+                return;
+        snprintf(p->bad, sizeof(p->bad),
+                 "refused the model's answer: %s passed %s, proctor's bound for %s", what,
+                 bounds_size_text(bound, size, sizeof(size)), of);
+        p->bad_as = (struct failure){.why = p->bad, .wait_ms = -1};
+}
+
 /* One chunk, from an SSE event or a whole JSON answer. */
 static void take_chunk(struct oai *p, const char *data, size_t len)
 {
@@ -500,6 +516,9 @@ static void take_chunk(struct oai *p, const char *data, size_t len)
                 p->done = true;
         } else if (rc == -ENOMEM) {
                 snprintf(p->bad, sizeof(p->bad), "out of memory");
+        } else if (rc == -E2BIG) {
+                /* chat's own words name the bound; no retry, as in refuse() */
+                snprintf(p->bad, sizeof(p->bad), "refused the model's answer: %s", err);
         } else if (rc < 0 && chat_stream_error(p->stream) != NULL) {
                 /* An error event in a 200 stream is an HTTP error told late. */
                 json_t *root = json_pack("{s:O}", "error", chat_stream_error(p->stream));
@@ -555,10 +574,8 @@ static bool parse(struct oai *p, const char *buf, size_t n, bool finish)
                 attempt_reset(p);
                 return false;
         }
-        if (rc == -E2BIG && !p->bad[0]) {
-                snprintf(p->bad, sizeof(p->bad), "the server sent an SSE event over 8 MiB");
-                p->bad_as = (struct failure){.why = p->bad, .wait_ms = -1};
-        }
+        if (rc == -E2BIG)
+                refuse(p, "an SSE event (or line)", BOUNDS_SSE_EVENT, "one event");
         return true;
 }
 
@@ -578,8 +595,7 @@ static void keep_raw(struct oai *p, const char *buf, size_t n, size_t limit)
         if (p->raw_len + n > limit) {
                 n = limit - p->raw_len;
                 if (p->kind == BODY_JSON)
-                        snprintf(p->bad, sizeof(p->bad), "the answer is larger than %zu bytes",
-                                 limit);
+                        refuse(p, "the answer", limit, "an answer sent whole (not streamed)");
         }
         if (buf_reserve(&p->raw, &p->raw_cap, p->raw_len, n, 4096) < 0)
                 return;
@@ -621,11 +637,15 @@ static void on_http_data(const char *buf, size_t n, void *ud)
                 keep_raw(p, buf, n, MAX_ERROR_BODY);
                 return;
         }
-        if (p->kind == BODY_JSON) {
-                keep_raw(p, buf, n, MAX_JSON_BODY);
-                return;
-        }
-        if (!parse(p, buf, n, false))
+        if (p->kind == BODY_JSON)
+                keep_raw(p, buf, n, BOUNDS_ANSWER_JSON);
+        /* What the parser drops (comments, ignored fields) is not kept, but
+         * an answer that never ends would hold the turn forever: the idle
+         * timeout never fires while bytes come. */
+        p->received += n;
+        if (p->received > BOUNDS_ANSWER_STREAM)
+                refuse(p, "its stream", BOUNDS_ANSWER_STREAM, "one streamed answer");
+        if (p->kind == BODY_SSE && !p->bad[0] && !parse(p, buf, n, false))
                 return;
         if (p->bad[0]) {
                 attempt_failed(p, &p->bad_as);

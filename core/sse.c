@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bounds.h"
 #include "core/buf.h"
 
-#define SSE_DEFAULT_LIMIT ((size_t)8 << 20)
+#define SSE_DEFAULT_LIMIT ((size_t)BOUNDS_SSE_EVENT)
 /* A buffer grown past this for one large event is released after it, so
  * that one big event does not pin memory for the rest of a session. */
 #define SSE_KEEP_MAX ((size_t)1 << 20)

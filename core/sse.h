@@ -17,7 +17,8 @@ struct sse_parser *sse_new(sse_event_fn fn, void *ud);
 void sse_free(struct sse_parser *p);
 
 /* Feeds bytes; handles \n, \r\n and \r line ends split anywhere. Returns 0,
- * or -E2BIG when one event exceeds the limit (default 8 MiB): the parser
+ * or -E2BIG when one event exceeds the limit (default BOUNDS_SSE_EVENT,
+ * core/bounds.h): the parser
  * then skips to the next blank line. */
 int sse_feed(struct sse_parser *p, const char *buf, size_t n);
 

@@ -29,6 +29,13 @@ static const char *const secret_parts[] = {"API_KEY",  "APIKEY", "TOKEN",      "
 /* Host variables a sandbox may inherit when set (values are harmless). */
 static const char *const sandbox_pass[] = {"LANG", "LC_ALL", "LC_CTYPE", "TZ"};
 
+/* What a local execution started with its own environment (an MCP
+ * server's entry) takes of the host's besides: what a program needs to
+ * find itself, its home and its language, and nothing that may carry a
+ * secret (the variables MCP's own clients pass, and the locale). */
+static const char *const own_pass[] = {"PATH",   "HOME", "USER",   "LOGNAME",  "SHELL",
+                                       "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"};
+
 bool env_is_secret(const char *name)
 {
         char up[128];
@@ -90,6 +97,25 @@ static void put(struct envbuf *b, const char *kv)
         b->v[b->n] = NULL;
 }
 
+/* Sets each of the n names that the host's environment has, as it has it. */
+static void pass_from_host(struct envbuf *b, const char *const *names, size_t n)
+{
+        char *pair;
+        size_t i;
+
+        for (i = 0; i < n && !b->failed; i++) {
+                const char *v = getenv(names[i]);
+                if (v == NULL)
+                        continue;
+                if (asprintf(&pair, "%s=%s", names[i], v) < 0) {
+                        b->failed = 1;
+                        return;
+                }
+                put(b, pair);
+                free(pair);
+        }
+}
+
 char **env_build(bool sandbox, char *const *extra)
 {
         return env_build_own(sandbox, extra, NULL);
@@ -98,7 +124,6 @@ char **env_build(bool sandbox, char *const *extra)
 char **env_build_own(bool sandbox, char *const *extra, char *const *own)
 {
         struct envbuf b = {0};
-        char kv[512];
         size_t i;
 
         if (sandbox) {
@@ -109,13 +134,9 @@ char **env_build_own(bool sandbox, char *const *extra, char *const *own)
                 put(&b, "SHELL=/bin/bash");
                 put(&b, "LANG=C.UTF-8");
                 put(&b, "TMPDIR=/tmp");
-                for (i = 0; i < sizeof(sandbox_pass) / sizeof(sandbox_pass[0]); i++) {
-                        const char *v = getenv(sandbox_pass[i]);
-                        if (v != NULL && strlen(v) < 256) {
-                                snprintf(kv, sizeof(kv), "%s=%s", sandbox_pass[i], v);
-                                put(&b, kv);
-                        }
-                }
+                pass_from_host(&b, sandbox_pass, sizeof(sandbox_pass) / sizeof(sandbox_pass[0]));
+        } else if (own != NULL) {
+                pass_from_host(&b, own_pass, sizeof(own_pass) / sizeof(own_pass[0]));
         } else {
                 for (i = 0; environ != NULL && environ[i] != NULL; i++)
                         if (!env_is_secret(environ[i]))

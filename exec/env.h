@@ -16,7 +16,9 @@ bool env_is_secret(const char *name_or_assignment);
 char **env_build(bool sandbox, char *const *extra);
 /* The same, then `own` added as given, credential-like names included:
  * values the operator wrote for this one execution (an MCP server entry's
- * "env"), never taken from proctor's environment. */
+ * "env"), never taken from proctor's environment. With `own`, local mode
+ * too starts from an allowlist (PATH, HOME, USER, LOGNAME, SHELL, TMPDIR
+ * and the locale, from the host) instead of the whole environment. */
 char **env_build_own(bool sandbox, char *const *extra, char *const *own);
 void env_free(char **envp);
 

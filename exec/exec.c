@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <limits.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1606,6 +1607,14 @@ static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
 {
         struct clone_args_v2 ca;
         pid_t pid;
+        /* proctor is not dumpable (main.c), and a child is born as its
+         * parent is: while it is not, its /proc files belong to root, the
+         * id maps an unprivileged proctor writes included. Such a child is
+         * born dumpable for them, and is not once released (sandbox_child):
+         * the window is one clone and the maps' writes, in sandbox mode
+         * only, where no tool runs on the host. Root writes root's files. */
+        bool map_window =
+            e->iso == EXEC_SANDBOX && geteuid() != 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0;
 
         memset(&ca, 0, sizeof(ca));
         ca.flags = CLONE_PIDFD;
@@ -1619,9 +1628,13 @@ static pid_t do_clone(struct exec *e, struct sandbox_plan *plan, int *pidfd)
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t)cgroup_fd(e->cg);
         }
+        if (map_window)
+                prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
         if (pid == 0)
                 sandbox_child(plan);
+        if (map_window)
+                prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         return pid < 0 ? -errno : pid;
 }
 

@@ -75,7 +75,9 @@ struct exec_request {
         char *const *env_extra; /* "K=V" added after the allowlist; NULL-terminated or NULL */
         /* "K=V" added last and passed whatever the name (tokens included):
          * what the operator wrote for this execution alone, such as an MCP
-         * server entry's "env"; never pass inherited values here. */
+         * server entry's "env"; never pass inherited values here. With it,
+         * local mode too starts from an allowlist, not the host's whole
+         * environment (env_build_own). */
         char *const *env_own;
         /* stdin stays open for exec_write (a long-lived server speaking a
          * protocol on it); stdin_data is ignored then. */

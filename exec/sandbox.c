@@ -1499,6 +1499,9 @@ void sandbox_child(const struct sandbox_plan *p)
          * longer needs this child. */
         if (!wait_release(p, join, &njoin))
                 _exit(125);
+        /* The ids are mapped (do_clone): from here on this copy of proctor's
+         * memory, keys included, is closed to every other process. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         if (setsid() < 0)
                 setup_fail(p, "setsid");
         /* proctor's own binary is taken while the child still has its

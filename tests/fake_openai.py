@@ -37,6 +37,17 @@ Exact shapes (what real providers send that this script cannot say):
                          (from the request) at this character
   "no_finish": true      the answer without its finish_reason chunk
 
+An answer that never ends, as a broken or hostile server sends it:
+
+  {"endless": "arguments"}  one bash call whose arguments never end
+  {"endless": "content"}    text that never ends
+  {"endless": "comments"}   SSE comments (keep-alives) that never end
+      in pieces of "piece" bytes (default 64 KiB), until "safety_mb" MiB
+      (default 192) were sent, then the socket is closed, so that a client
+      with no bound of its own cannot take all the machine's memory. The
+      log gets {"event": "endless", "sent": BYTES, "hung_up": BOOL}: how far
+      it went before the client hung up (or the cap came).
+
 Without --expect-key any request is answered, with a key or without.
 
 --log FILE gets one JSON line per request (its body, and whether the
@@ -188,6 +199,31 @@ class Handler(BaseHTTPRequestHandler):
             self.drop()
         else:
             self.end_stream()
+
+    def endless(self):
+        what, piece = self.step["endless"], "x" * int(self.step.get("piece", 65536))
+        cap = int(self.step.get("safety_mb", 192)) << 20
+        sent, hung_up = 0, False
+        self.start_stream()
+        self.send_event(self.chunk({"role": "assistant", "content": ""}))
+        if what == "arguments":
+            self.send_event(self.chunk({"tool_calls": [{
+                "index": 0, "id": self.server.state.call_id(), "type": "function",
+                "function": {"name": "bash", "arguments": '{"command": "'}}]}))
+            event = self.chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        elif what == "content":
+            event = self.chunk({"content": piece})
+        data = (": " + piece + "\n\n" if what == "comments" else
+                "data: " + json.dumps(event) + "\n\n").encode()
+        try:
+            while sent < cap and not STOP.is_set():
+                self.raw_chunk(data)
+                sent += len(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            hung_up = True
+        self.server.state.record({"event": "endless", "sent": sent, "hung_up": hung_up})
+        if not hung_up:
+            self.drop()
 
     def wait_for_hangup(self, n):
         """Sends nothing until the client closes the connection."""
@@ -351,6 +387,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if "raw" in self.step:
             self.raw_answer()
+            return
+        if "endless" in self.step:
+            self.endless()
             return
         self.start_stream()
         self.raw_chunk(b": keep-alive\n\n")

@@ -5,6 +5,7 @@
  * never holds more than its line limit.
  *
  * Built by `make fuzz` (libFuzzer) and by `make test` (tests/fuzz/driver.c). */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +39,13 @@ static void on_msg(json_t *msg, enum mcp_rpc_kind kind, void *ud)
         free(line);
 }
 
-static void on_bad(const char *why, void *ud)
+static void on_bad(int code, const char *why, void *ud)
 {
         struct run *r = ud;
 
+        if (code != -EBADMSG && code != -E2BIG)
+                abort();
+        r->hash = fuzz_hash(r->hash, &code, sizeof(code));
         r->hash = fuzz_hash(r->hash, why, strlen(why) + 1);
         r->bad++;
 }

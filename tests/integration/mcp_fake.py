@@ -9,12 +9,32 @@
 #                         whether /root can be listed, unshare(CLONE_NEWNET)
 #                         and socketpair(AF_UNIX) work, and how many CA
 #                         certificates an HTTPS client would trust
+# and with --large:
+#   parts {n}             a result of n content blocks of an unknown type
+#   big {mib}             a text result of that many MiB
+#   values {n}            a structured result of n numbers
+# A hostile listing instead, with --list MODE (each tool with a 2 KiB
+# description, 8 to a page):
+#   repeat   every page gives the same nextCursor
+#   endless  every page gives a new nextCursor
+#   many     one page of 1,500 tools
+# After --safety-pages pages (default 4000) it stops answering tools/list,
+# so that a client with no bound of its own fails at its start timeout
+# rather than taking all the memory of the machine running the test.
+import argparse
 import ctypes
 import errno
 import json
 import os
 import socket
 import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--list", choices=["repeat", "endless", "many"])
+ap.add_argument("--safety-pages", type=int, default=4000)
+ap.add_argument("--large", action="store_true")
+opts = ap.parse_args()
+pages = 0
 
 TOOLS = [
     {"name": n, "description": d, "inputSchema": {"type": "object"}}
@@ -26,6 +46,9 @@ TOOLS = [
         ("probe", "host files and namespaces"),
     ]
 ]
+LARGE = [{"name": n, "description": d, "inputSchema": {"type": "object"}}
+         for n, d in [("parts", "a result of many parts"), ("big", "a large result"),
+                      ("values", "a result of many values")]]
 
 
 def call(name, args):
@@ -44,6 +67,8 @@ def call(name, args):
             return "failed: %s" % e
     if name == "env":
         return "\n".join("%s=%s" % kv for kv in sorted(os.environ.items()))
+    if name == "big":
+        return "b" * (int(args.get("mib", 1)) << 20)
     if name == "whoami":
         return "%s %d" % (socket.gethostname(), os.getpid())
     if name == "probe":
@@ -66,6 +91,21 @@ def call(name, args):
     return None
 
 
+def hostile_page():
+    """The next page of a --list listing, or None once past the safety cap."""
+    global pages
+    pages += 1
+    if pages > opts.safety_pages:
+        return None
+    if opts.list == "many":
+        return {"tools": [{"name": "t%d" % i, "inputSchema": {"type": "object"}}
+                          for i in range(1500)]}
+    tools = [{"name": "p%d_%d" % (pages, i), "description": "d" * 2048,
+              "inputSchema": {"type": "object"}} for i in range(8)]
+    cursor = "again" if opts.list == "repeat" else "c%d" % pages
+    return {"tools": tools, "nextCursor": cursor}
+
+
 for line in sys.stdin:
     msg = json.loads(line)
     mid, method = msg.get("id"), msg.get("method")
@@ -74,8 +114,18 @@ for line in sys.stdin:
     if method == "initialize":
         result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                   "serverInfo": {"name": "fake", "version": "1"}}
+    elif method == "tools/list" and opts.list:
+        result = hostile_page()
+        if result is None:
+            continue
     elif method == "tools/list":
-        result = {"tools": TOOLS}
+        result = {"tools": TOOLS + (LARGE if opts.large else [])}
+    elif method == "tools/call" and msg.get("params", {}).get("name") == "parts":
+        n = int(msg["params"].get("arguments", {}).get("n", 1))
+        result = {"content": [{"type": "x"}] * n}
+    elif method == "tools/call" and msg.get("params", {}).get("name") == "values":
+        n = int(msg["params"].get("arguments", {}).get("n", 1))
+        result = {"content": [], "structuredContent": {"v": [0] * n}}
     elif method == "tools/call":
         p = msg.get("params", {})
         text = call(p.get("name"), p.get("arguments") or {})

@@ -693,6 +693,104 @@ static void test_request_body(void **state)
         json_decref(empty);
 }
 
+/* Each bound of an answer: the fragment that would pass it is refused
+ * whole, with -E2BIG and a message naming the bound, and what came before
+ * it stays as it was. */
+static void test_bounds(void **state)
+{
+        const struct chat_bounds b = {.tool_args = 10, .text = 8, .calls = 2, .answer = 24};
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        struct chat_message m;
+        char err[256];
+
+        chat_stream_set_bounds(s, &b);
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\"12345\"}}]}");
+        assert_int_equal(
+            chunk(s, "{\"choices\":[{\"delta\":{\"content\":\"6789\"}}]}", err, sizeof(err)),
+            -E2BIG);
+        assert_string_equal(err, "the answer's text passed 8 bytes, proctor's bound for one "
+                                 "answer's text");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\","
+                    "\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"c\\\":\"}}]}}]}");
+        assert_int_equal(chunk(s,
+                               "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,"
+                               "\"function\":{\"arguments\":\"\\\"abcdef\\\"}\"}}]}}]}",
+                               err, sizeof(err)),
+                         -E2BIG);
+        assert_string_equal(err, "the arguments of tool call 1 (bash) passed 10 bytes, proctor's "
+                                 "bound for one call's arguments");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"b\","
+                    "\"function\":{\"name\":\"read\",\"arguments\":\"{}\"}}]}}]}");
+        assert_int_equal(chunk(s,
+                               "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":2,"
+                               "\"function\":{\"name\":\"x\"}}]}}]}",
+                               err, sizeof(err)),
+                         -E2BIG);
+        assert_string_equal(err, "the answer has more than 2 tool calls, proctor's bound for one "
+                                 "answer");
+        /* 5 + 1 + 4 + 5 + 1 + 4 + 2 = 22 of 24: three more bytes pass the whole */
+        assert_int_equal(
+            chunk(s, "{\"choices\":[{\"delta\":{\"content\":\"abc\"}}]}", err, sizeof(err)),
+            -E2BIG);
+        assert_string_equal(err, "the answer passed 24 bytes, proctor's bound for one answer (its "
+                                 "text and tool calls together)");
+        chunk_ok(s, "{\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}");
+        chat_stream_take(s, &m);
+        assert_string_equal(m.content, "12345ab");
+        assert_int_equal(m.ncalls, 2);
+        assert_string_equal(m.calls[0].arguments, "{\"c\":");
+        assert_string_equal(m.calls[1].arguments, "{}");
+        chat_message_free(&m);
+        chat_stream_free(s);
+}
+
+/* The real bounds (core/bounds.h) hold for arguments sent already parsed
+ * too: a 2 MiB object is refused as arguments over 1 MiB. */
+static void test_bounds_default_parsed_arguments(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        size_t n = 2u << 20;
+        char *payload = malloc(n + 256), err[256];
+        int len;
+
+        assert_non_null(payload);
+        len = snprintf(payload, 256,
+                       "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+                       "{\"name\":\"write\",\"arguments\":{\"content\":\"");
+        memset(payload + len, 'y', n);
+        strcpy(payload + len + n, "\"}}}]}}]}");
+        assert_int_equal(chat_stream_chunk(s, payload, strlen(payload), err, sizeof(err)), -E2BIG);
+        assert_string_equal(err, "the arguments of tool call 1 (write) passed 1 MiB, proctor's "
+                                 "bound for one call's arguments");
+        free(payload);
+        chat_stream_free(s);
+}
+
+/* A chunk of more JSON values than its bound is refused before it is
+ * parsed; commas, colons and brackets inside strings are not values. */
+static void test_bounds_json_values(void **state)
+{
+        struct chat_stream *s = chat_stream_new(NULL, NULL);
+        size_t n = 200000, i, o;
+        char *payload = malloc(2 * n + 256), err[256];
+
+        assert_non_null(payload);
+        o = (size_t)sprintf(payload, "{\"choices\":[{\"delta\":{\"content\":\"");
+        for (i = 0; i < n; i++, o += 2)
+                memcpy(payload + o, ",[", 2);
+        strcpy(payload + o, "\"}}]}");
+        chunk_ok(s, payload); /* all inside a string: one value */
+        o = (size_t)sprintf(payload, "{\"x\":[");
+        for (i = 0; i < n; i++, o += 2)
+                memcpy(payload + o, "0,", 2);
+        strcpy(payload + o, "0]}");
+        assert_int_equal(chunk(s, payload, err, sizeof(err)), -E2BIG);
+        assert_string_equal(err, "a chunk of the answer holds more than 131072 JSON values, "
+                                 "proctor's bound for one chunk");
+        free(payload);
+        chat_stream_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -713,6 +811,9 @@ int main(void)
             cmocka_unit_test(test_unknown_fields_and_empty_choices),
             cmocka_unit_test(test_message_json_round_trip),
             cmocka_unit_test(test_request_body),
+            cmocka_unit_test(test_bounds),
+            cmocka_unit_test(test_bounds_default_parsed_arguments),
+            cmocka_unit_test(test_bounds_json_values),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

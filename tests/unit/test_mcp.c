@@ -24,7 +24,7 @@
 /* ---- framing ---- */
 
 struct got {
-        int msgs, bad;
+        int msgs, bad, overlong;
         enum mcp_rpc_kind kind[16];
         char *text[16];
 };
@@ -40,12 +40,14 @@ static void on_msg(json_t *msg, enum mcp_rpc_kind kind, void *ud)
         g->msgs++;
 }
 
-static void on_bad(const char *why, void *ud)
+static void on_bad(int code, const char *why, void *ud)
 {
         struct got *g = ud;
 
         assert_non_null(why);
+        assert_true(code == -EBADMSG || code == -E2BIG);
         g->bad++;
+        g->overlong += code == -E2BIG;
 }
 
 static void got_free(struct got *g)
@@ -111,6 +113,7 @@ static void test_framing_overlong(void **state)
         mcp_rpc_reader_init(&r, 40, on_msg, on_bad, &g);
         mcp_rpc_feed(&r, longline, sizeof(longline) - 1);
         assert_int_equal(g.bad, 1);
+        assert_int_equal(g.overlong, 1);
         assert_int_equal(g.msgs, 1);
         assert_string_equal(g.text[0], "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}");
         got_free(&g);

@@ -110,6 +110,8 @@ static void print_help(void)
 static int open_image(const struct options *o, struct image **img, struct exec_engine_opts *eo,
                       struct exec_request *req)
 {
+        struct image_caps caps = {.image_max = o->image_max, .cache_max = o->image_cache_max};
+        struct image_meter meter;
         char err[768];
         int rc;
 
@@ -118,10 +120,12 @@ static int open_image(const struct options *o, struct image **img, struct exec_e
                                 "--mode sandbox\n");
                 return 2;
         }
-        if ((rc = image_open(o->image, &(struct image_caps){o->image_max, o->image_cache_max}, img,
-                             err, sizeof(err))) < 0) {
+        cmd_images_meter_start(&meter, "proctor exec", &caps);
+        rc = image_open(o->image, &caps, img, err, sizeof(err));
+        cmd_images_meter_end(&meter);
+        if (rc < 0) {
                 termout_message(stderr, "proctor exec: --image %s: %s\n", o->image, err);
-                return rc == -ENOENT || rc == -EINVAL ? 2 : 125;
+                return rc == -ECANCELED ? 128 + SIGINT : rc == -ENOENT || rc == -EINVAL ? 2 : 125;
         }
         eo->image_root = image_root(*img);
         req->env_extra = image_env(*img);

@@ -8,9 +8,73 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/termout.h"
 #include "exec/image.h"
+
+static volatile int meter_cancel;
+
+static void meter_interrupt(int sig)
+{
+        (void)sig;
+        meter_cancel = 1;
+}
+
+static uint64_t meter_now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void meter_show(const struct image_progress *p, void *ud)
+{
+        struct image_meter *m = ud;
+        char done[32], total[32];
+        double secs;
+
+        if (p->layer != m->layer) {
+                m->layer = p->layer;
+                m->layer_t0_ns = meter_now_ns();
+        }
+        secs = (double)(meter_now_ns() - m->layer_t0_ns) / 1e9;
+        image_size_text(p->done, done, sizeof(done));
+        image_size_text(p->total, total, sizeof(total));
+        fprintf(stderr, "\r%s: unpacking layer %u of %u: %s of %s", m->who, p->layer, p->layers,
+                done, total);
+        if (secs > 0.05)
+                fprintf(stderr, ", %.0f MB/s", (double)p->done / secs / 1e6);
+        fprintf(stderr, "   ");
+        fflush(stderr);
+        m->shown = true;
+}
+
+void cmd_images_meter_start(struct image_meter *m, const char *who, struct image_caps *caps)
+{
+        struct sigaction sa;
+
+        memset(m, 0, sizeof(*m));
+        m->who = who;
+        meter_cancel = 0;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = meter_interrupt;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &m->old_int);
+        caps->cancel = &meter_cancel;
+        if (isatty(2)) {
+                caps->progress = meter_show;
+                caps->progress_ud = m;
+        }
+}
+
+void cmd_images_meter_end(struct image_meter *m)
+{
+        if (m->shown)
+                fprintf(stderr, "\r%-100s\r", "");
+        sigaction(SIGINT, &m->old_int, NULL);
+}
 
 static void print_entry(const struct image_entry *e, void *ud)
 {

@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/cmd_images.h"
 #include "core/config.h"
 #include "core/exec_report.h"
 #include "core/options.h"
 #include "core/session.h"
 #include "core/termout.h"
 #include "core/trace.h"
+#include "exec/image.h"
 
 struct run {
         struct session *s;
@@ -381,7 +383,16 @@ int cmd_run_main(int argc, char **argv)
         }
         uv_loop_init(&loop);
         bus = bus_new();
-        rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));
+        {
+                struct image_caps caps = {0};
+                struct image_meter meter;
+                cmd_images_meter_start(&meter, "proctor run", &caps);
+                so.image_progress = o.json ? NULL : caps.progress;
+                so.image_progress_ud = caps.progress_ud;
+                so.image_cancel = caps.cancel;
+                rc = session_new(&loop, bus, &so, &r.s, err, sizeof(err));
+                cmd_images_meter_end(&meter);
+        }
         if (rc == 0 && so.mode == EXEC_SANDBOX && session_workspace_problem(r.s) != NULL) {
                 snprintf(err, sizeof(err), "%s", session_workspace_problem(r.s));
                 session_free(r.s);
@@ -399,7 +410,7 @@ int cmd_run_main(int argc, char **argv)
                 bus_free(bus);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);
-                return 2;
+                return rc == -ECANCELED ? 128 + SIGINT : 2;
         }
         bus_subscribe(bus, trace_event, trace);
         watch.trace = trace;

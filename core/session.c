@@ -158,9 +158,9 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         eo.docker_image = o->image;
         eo.session_id = s->id;
         if (o->image != NULL && o->runtime == NULL) {
-                if ((rc = image_open(o->image,
-                                     &(struct image_caps){o->image_max, o->image_cache_max},
-                                     &s->img, err, errlen)) < 0)
+                struct image_caps caps = {o->image_max, o->image_cache_max, o->image_progress,
+                                          o->image_progress_ud, o->image_cancel};
+                if ((rc = image_open(o->image, &caps, &s->img, err, errlen)) < 0)
                         goto fail;
                 eo.image_root = image_root(s->img);
         }

@@ -15,6 +15,8 @@
 #include "core/provider.h"
 #include "exec/exec.h"
 
+struct image_progress;
+
 struct session_opts {
         enum exec_isolation mode;
         const char *mode_from; /* where the mode came from (options.mode_from) */
@@ -34,6 +36,10 @@ struct session_opts {
          * sandbox mode only; NULL: the host's root. */
         const char *image;
         uint64_t image_max, image_cache_max; /* its caps; 0: the defaults */
+        /* a first unpack's progress and cancel flag (struct image_caps) */
+        void (*image_progress)(const struct image_progress *p, void *ud);
+        void *image_progress_ud;
+        const volatile int *image_cancel;
         /* --runtime: NULL (native) or "docker" (the image is then the
          * engine's, handed over, never unpacked). */
         const char *runtime;

@@ -40,6 +40,7 @@ struct image {
          * `cap`, the lower of the two caps (cap_is_cache: the cache's). */
         uint64_t budget, cap;
         bool cap_is_cache;
+        const struct image_caps *caps; /* while image_open runs; may be NULL */
 };
 
 void image_size_text(uint64_t bytes, char *buf, size_t len)
@@ -77,11 +78,17 @@ static void cap_message(const struct image *img, char *err, size_t errlen)
 
 /* ---- reading: a byte stream over a file region, gunzipped when needed ---- */
 
+#define PROGRESS_STEP (4u << 20)
+
 /* While `hash` is set, every byte read is hashed: the region's raw bytes
  * (an OCI blob's digest) and the bytes it gunzips to (a layer's diff_id;
  * the same bytes when the region is not compressed). */
 struct stream {
         int fd;
+        /* a layer's unpack reports through these (NULL: a config, an index) */
+        const struct image_caps *caps;
+        struct image_progress pr;
+        uint64_t reported;
         uint64_t left; /* raw bytes of the region not yet read */
         uint64_t off;  /* raw offset in the file (plain streams only) */
         bool gz, zend, hash;
@@ -133,6 +140,14 @@ static ssize_t raw_read(struct stream *s, void *dst, size_t n)
                 return -EPROTO; /* the file is shorter than its index said */
         s->off += (uint64_t)got;
         s->left -= (uint64_t)got;
+        if (s->caps != NULL && s->caps->cancel != NULL && *s->caps->cancel)
+                return -ECANCELED;
+        s->pr.done += (uint64_t)got;
+        if (s->caps != NULL && s->caps->progress != NULL &&
+            (s->pr.done - s->reported >= PROGRESS_STEP || s->left == 0)) {
+                s->reported = s->pr.done;
+                s->caps->progress(&s->pr, s->caps->progress_ud);
+        }
         if (s->hash)
                 sha256_update(&s->raw_h, dst, (size_t)got);
         return got;
@@ -1332,6 +1347,11 @@ static int layer_take(struct source *src, struct plan *p, size_t i, const char *
                 snprintf(err, errlen, "cannot read %s: %s", what, strerror(-rc));
                 return rc;
         }
+        s.caps = img->caps;
+        s.pr = (struct image_progress){
+            .layer = (unsigned)i + 1, .layers = (unsigned)p->nlayers, .total = s.left};
+        if (s.caps != NULL && s.caps->progress != NULL)
+                s.caps->progress(&s.pr, s.caps->progress_ud);
         rc = layer_unpack(hex, blob_hex(p->layers[i]), what, &s, img, err, errlen);
         stream_close(&s);
         if (fd >= 0)
@@ -1625,6 +1645,7 @@ int image_open(const char *ref, const struct image_caps *caps, struct image **ou
         if (img == NULL)
                 return -ENOMEM;
         snprintf(img->ref, sizeof(img->ref), "%s", ref);
+        img->caps = caps;
         img->cap_is_cache = cache_max < image_max;
         img->budget = img->cap = img->cap_is_cache ? cache_max : image_max;
         cache_upgrade();
@@ -1674,6 +1695,9 @@ out:
         json_decref(cfg);
         plan_free(&p);
         source_close(&src);
+        img->caps = NULL;
+        if (rc == -ECANCELED)
+                snprintf(err, errlen, "cancelled; nothing of the unpack was kept");
         if (rc < 0) {
                 image_free(img);
                 return rc;

@@ -21,9 +21,22 @@ struct image;
  * one image unpacked (every entry counted in 4 KiB blocks, one at least);
  * cache_max: the sum of the cached images' sizes, the least recently used
  * removed past it. */
+/* How far a first unpack has come: layer n of m (from 1), its compressed
+ * bytes read of its total. */
+struct image_progress {
+        unsigned layer, layers;
+        uint64_t done, total;
+};
+
 struct image_caps {
         uint64_t image_max;
         uint64_t cache_max;
+        /* Optional: called as each layer starts, about every 4 MiB read, and
+         * as it ends; and a flag that, once set (say by a signal handler),
+         * ends the unpack with -ECANCELED, nothing of it kept. */
+        void (*progress)(const struct image_progress *p, void *ud);
+        void *progress_ud;
+        const volatile int *cancel;
 };
 
 /* Opens REF (a tarball or a directory), unpacking and assembling it into the

@@ -79,6 +79,21 @@ DOCKER_HOST="unix://$WORK/no-engine.sock" "$PROCTOR" exec --mode sandbox --image
 expect_eq "an engine name, no engine: usage error" 2 $?
 expect_match "names docker save as the other way" "docker save alpine:latest -o FILE" "$(cat "$WORK/e")"
 
+# ---- a first unpack shows its progress on a terminal, and only there ----
+if command -v script >/dev/null; then
+        out=$(XDG_CACHE_HOME="$WORK/cache-tty" script -qec \
+                "'$PROCTOR' exec --mode sandbox --workspace '$WORK' --image '$IMG/base.tar' -- cat /bin/image-marker" \
+                /dev/null | tr '\r' '\n')
+        expect_match "a terminal: the unpack's progress, layer by layer" \
+                "proctor exec: unpacking layer 1 of [0-9]+: [0-9.]+[BKMG] of [0-9.]+[BKMG]" "$out"
+        expect_match "a terminal: then the command's output" "from the image" "$out"
+else
+        echo "t_image: no script(1): the progress line on a terminal is not tested"
+fi
+out=$(XDG_CACHE_HOME="$WORK/cache-notty" "$PROCTOR" exec --mode sandbox --workspace "$WORK" \
+        --image "$IMG/base.tar" -- true 2>&1)
+expect_no_match "not a terminal: no progress line" "unpacking layer" "$out"
+
 # ---- an image from the engine's store (a stand-in engine on a socket) ----
 python3 "$TOP/tests/integration/engine_fake.py" "$WORK/engine.sock" "test/base:1=$IMG/base.tar" >"$WORK/engine.log" 2>&1 &
 engine=$!

@@ -631,6 +631,68 @@ static void test_image_max(void **state)
         image_free(img);
 }
 
+struct seen {
+        unsigned calls, last_layer, layers;
+        uint64_t last_done, total;
+        bool monotonic, armed;
+        volatile int cancel; /* set once the big layer is under way, when armed */
+};
+
+static void on_progress(const struct image_progress *p, void *ud)
+{
+        struct seen *s = ud;
+
+        if (s->calls > 0 && p->layer == s->last_layer && p->done < s->last_done)
+                s->monotonic = false;
+        s->calls++;
+        s->last_layer = p->layer;
+        s->layers = p->layers;
+        s->last_done = p->done;
+        s->total = p->total;
+        if (p->layer == 2 && p->done > 0 && p->done < p->total)
+                s->cancel = s->armed;
+}
+
+/* A first unpack reports each layer's progress, and a cancel flag set
+ * while a layer is being read ends it with -ECANCELED, nothing kept. */
+static void test_progress_cancel(void **state)
+{
+        struct buf l[2] = {base_layer(), {0}}, big = {0};
+        struct seen s = {.monotonic = true, .cancel = 0};
+        struct image_caps caps = {.progress = on_progress, .progress_ud = &s, .cancel = &s.cancel};
+        struct image *img = NULL;
+        char err[512], *bytes = malloc(12u << 20);
+
+        assert_non_null(bytes);
+        for (size_t i = 0; i < (12u << 20); i++)
+                bytes[i] = (char)(i * 2654435761u >> 13); /* does not compress away */
+        header(&big, "big", '0', 0644, 12u << 20, NULL);
+        put(&big, bytes, 12u << 20);
+        end(&big);
+        free(bytes);
+        l[1] = big;
+        write_image(l, 2);
+        /* cancelled while layer 2 is read */
+        s.armed = true;
+        assert_int_equal(image_open(ref, &caps, &img, err, sizeof(err)), -ECANCELED);
+        assert_null(img);
+        assert_non_null(strstr(err, "cancelled"));
+        assert_int_equal(s.last_layer, 2);
+        assert_int_equal(count_in("layers"), 0);
+        assert_int_equal(count_in("roots"), 0);
+        no_leftovers();
+        /* not cancelled: every layer reported, up to its whole size */
+        s = (struct seen){.monotonic = true, .cancel = 0};
+        assert_int_equal(image_open(ref, &caps, &img, err, sizeof(err)), 0);
+        assert_true(s.calls >= 4);
+        assert_true(s.monotonic);
+        assert_int_equal(s.layers, 2);
+        assert_int_equal(s.last_layer, 2);
+        assert_true(s.total > (12u << 20));
+        assert_true(s.last_done == s.total);
+        image_free(img);
+}
+
 static void add_bytes(const struct image_entry *e, void *ud)
 {
         *(uint64_t *)ud += e->bytes;
@@ -785,6 +847,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_forged_digests, setup, teardown),
             cmocka_unit_test_setup_teardown(test_image_max, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cache_lru, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_progress_cancel, setup, teardown),
             cmocka_unit_test_setup_teardown(test_inroot, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -396,12 +396,14 @@ static void on_initialized(struct mcp_server *s, const json_t *result)
 {
         const char *v = json_string_value(json_object_get(result, "protocolVersion"));
         if (v == NULL ||
-            (strcmp(v, MCP_PROTOCOL_LATEST) != 0 && strcmp(v, MCP_PROTOCOL_OLDER) != 0)) {
+            (strcmp(v, MCP_PROTOCOL_LATEST) != 0 && strcmp(v, MCP_PROTOCOL_OLDER) != 0 &&
+             strcmp(v, MCP_PROTOCOL_OLDEST) != 0)) {
                 char why[160];
                 snprintf(why, sizeof(why),
                          "answered initialize with protocol version %.40s; proctor speaks "
-                         "%s and %s",
-                         v != NULL ? v : "(none)", MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDER);
+                         "%s, %s and %s",
+                         v != NULL ? v : "(none)", MCP_PROTOCOL_LATEST, MCP_PROTOCOL_OLDER,
+                         MCP_PROTOCOL_OLDEST);
                 server_down(s, S_FAILED, why);
                 return;
         }

@@ -19,6 +19,8 @@
 /* The protocol versions proctor speaks, newest first. */
 #define MCP_PROTOCOL_LATEST "2025-06-18"
 #define MCP_PROTOCOL_OLDER  "2025-03-26"
+/* Servers built on older SDKs answer with this one; its tools are the same. */
+#define MCP_PROTOCOL_OLDEST "2024-11-05"
 
 /* Checks an "mcpServers" object (Claude Desktop's shape: each server
  * {"command", "args"?, "env"?, "network"?, "type"?: "stdio"}). 0, or

@@ -1,14 +1,16 @@
 # Sourced by the MCP tests after lib.sh: installs @modelcontextprotocol/server-everything
-# with npm once (cached in build/mcp-everything), copies it into the scratch
-# workspace (a sandbox sees only /workspace) and writes $WORK/mcp.json for
-# it. Exits the test with SKIP, saying why, only when npm cannot install it.
+# (at MCP_VERSION when set, else the latest) with npm once (cached in
+# build/mcp-everything[-VERSION]), copies it into the scratch workspace (a
+# sandbox sees only /workspace) and writes $WORK/mcp.json for it. Exits the
+# test with SKIP, saying why, only when npm cannot install it.
 PKG=@modelcontextprotocol/server-everything
-CACHE=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/build/mcp-everything
+CACHE=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/build/mcp-everything${MCP_VERSION:+-$MCP_VERSION}
 if [ ! -f "$CACHE/node_modules/$PKG/package.json" ]; then
         rm -rf "$CACHE.tmp"
         mkdir -p "$CACHE.tmp"
         if ! command -v npm >/dev/null ||
-                ! npm install --silent --no-audit --no-fund --prefix "$CACHE.tmp" "$PKG" >"$WORK/npm.log" 2>&1; then
+                ! npm install --silent --no-audit --no-fund --prefix "$CACHE.tmp" "$PKG${MCP_VERSION:+@$MCP_VERSION}" \
+                        >"$WORK/npm.log" 2>&1; then
                 echo "SKIP: $(basename "$0"): npm cannot install $PKG here: $(tail -n 3 "$WORK/npm.log" 2>/dev/null)"
                 exit 0
         fi

@@ -33,6 +33,12 @@ struct agent {
         void *ud;
         struct agent_totals totals;
         char *history[HISTORY];
+        /* Hashes of the call ids the session has seen (open addressing; 0:
+         * empty): some servers number calls per answer ("call_0" every
+         * turn), and a reused id would merge two calls. */
+        uint64_t *ids;
+        size_t nids, ids_cap;
+        unsigned long long renamed;
         const char *note;      /* for the model after this turn's results */
         uint64_t prompt_turn0; /* totals.turns when the current prompt came */
 };
@@ -90,6 +96,7 @@ void agent_free(struct agent *a)
         for (i = 0; i < HISTORY; i++)
                 free(a->history[i]);
         json_decref(a->messages);
+        free(a->ids);
         free(a);
 }
 
@@ -261,6 +268,62 @@ static int dependency(struct agent *a, size_t i)
         return -1;
 }
 
+static uint64_t id_hash(const char *s)
+{
+        uint64_t h = 1469598103934665603ull;
+
+        for (; *s != '\0'; s++)
+                h = (h ^ (unsigned char)*s) * 1099511628211ull;
+        return h != 0 ? h : 1;
+}
+
+/* Adds h to the set; false when it was there already (or no room could be
+ * had: then every id counts as new, as before). */
+static bool id_add(struct agent *a, uint64_t h)
+{
+        size_t i;
+
+        if (2 * (a->nids + 1) > a->ids_cap) {
+                size_t cap = a->ids_cap ? 2 * a->ids_cap : 64;
+                uint64_t *n = calloc(cap, sizeof(*n)), *old = a->ids;
+                if (n == NULL)
+                        return true;
+                for (i = 0; i < a->ids_cap; i++)
+                        for (size_t j = old[i] % cap; old[i] != 0; j = (j + 1) % cap)
+                                if (n[j] == 0) {
+                                        n[j] = old[i];
+                                        break;
+                                }
+                free(old);
+                a->ids = n;
+                a->ids_cap = cap;
+        }
+        for (i = h % a->ids_cap; a->ids[i] != 0; i = (i + 1) % a->ids_cap)
+                if (a->ids[i] == h)
+                        return false;
+        a->ids[i] = h;
+        a->nids++;
+        return true;
+}
+
+/* A call id seen before in the session gets a unique one, as a missing id
+ * does, before anything records it. */
+static void unique_call_ids(struct agent *a, struct chat_message *m)
+{
+        for (size_t i = 0; i < m->ncalls; i++) {
+                char id[48], *dup;
+                if (id_add(a, id_hash(m->calls[i].id)))
+                        continue;
+                do
+                        snprintf(id, sizeof(id), "call_r%llu", ++a->renamed);
+                while (!id_add(a, id_hash(id)));
+                if ((dup = strdup(id)) != NULL) {
+                        free(m->calls[i].id);
+                        m->calls[i].id = dup;
+                }
+        }
+}
+
 static void on_message(struct chat_message *m, void *ud)
 {
         struct agent *a = ud;
@@ -271,6 +334,7 @@ static void on_message(struct chat_message *m, void *ud)
                 a->totals.prompt_tokens += m->usage.prompt_tokens;
         if (m->usage.completion_tokens > 0)
                 a->totals.completion_tokens += m->usage.completion_tokens;
+        unique_call_ids(a, m);
         emit_message(a, m);
         json_array_append_new(a->messages, chat_message_json(m));
         if (m->ncalls == 0) {

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Interop with servers that bend the OpenAI shape, found by running real
+# ones, as canned streams from tests/fake_openai.py: tool-call ids reused
+# across turns (gateways and small local servers number calls per answer).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/openai_session.sh"
+
+KEY=sk-interop-test-key-31337
+ev() { events_eval "$@"; }
+
+# ---- a reused tool-call id gets a unique one ----
+cat >"$WORK/reuse.script" <<'JSON'
+{"tool_calls": [{"id": "call_0", "name": "bash", "arguments": "{\"command\": \"echo one\"}"}]}
+{"tool_calls": [{"id": "call_0", "name": "bash", "arguments": "{\"command\": \"echo two\"}"}, {"id": "call_0", "name": "bash", "arguments": "{\"command\": \"echo three\"}"}]}
+{"content": "done"}
+JSON
+session reuse
+expect_eq "reused ids: the session completes" 0 $rc
+ids=$(ev "$WORK/reuse.jsonl" '" ".join(c["call_id"] for c in of("tool.call"))')
+expect_eq "reused ids: three calls, three ids" 3 "$(tr ' ' '\n' <<<"$ids" | sort -u | wc -l)"
+expect_match "reused ids: the first keeps the model's" "^call_0 " "$ids"
+expect_eq "reused ids: each result under its own call" "one two three" \
+        "$(ev "$WORK/reuse.jsonl" '" ".join(next(r["output"].strip() for r in of("tool.result") if r["call_id"] == c["call_id"]) for c in of("tool.call"))')"
+# what went back to the model: each tool message answers one call of the
+# assistant message before it, by the id given there
+expect_eq "reused ids: the model is sent consistent ids" "True" \
+        "$("$T_PY" -c 'import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+body = [r for r in reqs if "body" in r][-1]["body"]
+msgs = body["messages"] if isinstance(body, dict) else json.loads(body)["messages"]
+ok, seen = True, set()
+for m in msgs:
+    if m["role"] == "assistant":
+        ids = [c["id"] for c in m.get("tool_calls") or []]
+        ok = ok and len(ids) == len(set(ids)) and not (set(ids) & seen)
+        seen |= set(ids)
+    if m["role"] == "tool":
+        ok = ok and m["tool_call_id"] in seen
+print(ok)' "$WORK/reuse.log")"
+expect_eq "reused ids: replay --summary counts three calls" 3 \
+        "$("$PROCTOR" replay --summary "$WORK/reuse.trace" | grep -cE '^ +[0-9]+ +bash ' || true)"
+finish

@@ -624,6 +624,12 @@ int chat_stream_chunk(struct chat_stream *s, const char *data, size_t len, char 
         if (root == NULL)
                 return fail(err, errlen, "malformed stream chunk: %s", jerr.text);
         error = json_object_get(root, "error");
+        /* Older vLLM (and servers made after it) send the error object
+         * itself: {"object": "error", "message", "type", "code"}. */
+        if ((error == NULL || json_is_null(error)) &&
+            json_is_string(json_object_get(root, "object")) &&
+            strcmp(json_string_value(json_object_get(root, "object")), "error") == 0)
+                error = root;
         if (!json_is_object(root)) {
                 rc = fail(err, errlen, "malformed stream chunk: not a JSON object");
         } else if (error != NULL && !json_is_null(error)) {

@@ -39,4 +39,18 @@ for m in msgs:
 print(ok)' "$WORK/reuse.log")"
 expect_eq "reused ids: replay --summary counts three calls" 3 \
         "$("$PROCTOR" replay --summary "$WORK/reuse.trace" | grep -cE '^ +[0-9]+ +bash ' || true)"
+
+# ---- older vLLM's in-stream error: the error object itself ----
+mkdir -p "$WORK/cfg"
+printf '{"provider": {"retries": 2}}\n' >"$WORK/cfg/r2.json"
+cat >"$WORK/vllm.script" <<'JSON'
+{"raw": ["data: {\"object\": \"error\", \"message\": \"This model's maximum context length is 4096 tokens\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}\n\n"]}
+{"content": "a retry was not expected"}
+JSON
+session vllm --config "$WORK/cfg/r2.json"
+expect_eq "vLLM error: the session fails" 1 $rc
+expect_match "vLLM error: its message reaches the operator" \
+        "maximum context length is 4096 tokens" "$(ev "$WORK/vllm.jsonl" 'of("model.error")[0]["message"]')"
+expect_eq "vLLM error: its status is read" 400 "$(ev "$WORK/vllm.jsonl" 'of("model.error")[0]["http_status"]')"
+expect_eq "vLLM error: a 400 is not retried" 1 "$(grep -c '"event": "request"' "$WORK/vllm.log")"
 finish

@@ -111,15 +111,21 @@ static void put(char *msg, size_t size, size_t *o, const char *src, size_t n)
         msg[*o] = '\0';
 }
 
-/* How much of the key starts at s: the whole of it, or KEY_PREFIX_MIN
- * bytes or more (a key cut short by someone's truncation); else 0. */
+/* How much of the key starts at s: the longest run of its bytes, taken
+ * from anywhere in it, of KEY_PREFIX_MIN bytes or more (a server may echo
+ * the key cut at either end, or a middle part), or the whole of a shorter
+ * key; else 0. */
 static size_t key_at(const char *key, const char *s, size_t left)
 {
-        size_t l = 0;
+        size_t klen = strlen(key), best = 0, j, l;
 
-        while (key[l] != '\0' && l < left && s[l] == key[l])
-                l++;
-        return key[l] == '\0' || l >= KEY_PREFIX_MIN ? l : 0;
+        for (j = 0; j < klen && best < klen - j; j++) {
+                for (l = 0; j + l < klen && l < left && s[l] == key[j + l]; l++)
+                        ;
+                if (l > best)
+                        best = l;
+        }
+        return best >= KEY_PREFIX_MIN || best == klen ? best : 0;
 }
 
 /* Every text that leaves this module goes through here, before any cut:

@@ -53,4 +53,24 @@ expect_match "vLLM error: its message reaches the operator" \
         "maximum context length is 4096 tokens" "$(ev "$WORK/vllm.jsonl" 'of("model.error")[0]["message"]')"
 expect_eq "vLLM error: its status is read" 400 "$(ev "$WORK/vllm.jsonl" 'of("model.error")[0]["http_status"]')"
 expect_eq "vLLM error: a 400 is not retried" 1 "$(grep -c '"event": "request"' "$WORK/vllm.log")"
+
+# ---- any 8 bytes of the key in a row are redacted, wherever they stand ----
+MIDDLE=${KEY:4:16}
+SUFFIX=${KEY: -14}
+EIGHT=${KEY:9:8}
+"$T_PY" -c 'import json, sys
+print(json.dumps({"fault": "http_401", "json_body": {"error": {"message":
+    "invalid key ...%s... (ends %s; near %s)" % tuple(sys.argv[1:4])}}}))' \
+        "$MIDDLE" "$SUFFIX" "$EIGHT" >"$WORK/frag.script"
+for human in 0 1; do
+        cp "$WORK/frag.script" "$WORK/frag$human.script"
+        S_HUMAN=$human session frag$human
+        expect_eq "key fragments ($human): the session fails" 1 $rc
+        for f in "$WORK/frag$human".{jsonl,out,err,trace}; do
+                [ -e "$f" ] || continue
+                expect_no_match "key fragments ($human): none in ${f##*/}" "$MIDDLE|$SUFFIX|$EIGHT" "$(cat "$f")"
+        done
+done
+expect_match "key fragments: the message is still there, redacted" \
+        "invalid key \.\.\.\[redacted\]\.\.\. \(ends \[redacted\]; near \[redacted\]\)" "$(cat "$WORK/frag1.err")"
 finish

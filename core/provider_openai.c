@@ -87,6 +87,8 @@ struct oai {
         size_t received;       /* bytes of the body so far */
         bool done;             /* [DONE] arrived */
         bool chunks;           /* at least one chunk parsed */
+        bool finishing;        /* the body ended: its last event is being parsed */
+        bool cut_event;        /* ... and was cut short (a connection closed mid-line) */
         char bad[384];         /* why the stream is unusable; "" while fine */
         struct failure bad_as; /* how to handle it (bad_as.why is bad) */
 
@@ -188,7 +190,7 @@ static void attempt_reset(struct oai *p)
         p->reason[0] = p->location[0] = '\0';
         p->kind = BODY_SNIFF;
         p->pos = p->received = 0;
-        p->done = p->chunks = false;
+        p->done = p->chunks = p->cut_event = false;
         p->bad[0] = '\0';
         p->bad_as = (struct failure){0};
 }
@@ -543,6 +545,10 @@ static void take_chunk(struct oai *p, const char *data, size_t len)
                         snprintf(p->bad, sizeof(p->bad), "the server reported an error: %s",
                                  text != NULL ? text : "");
                 free(text);
+        } else if (rc < 0 && p->finishing) {
+                /* An event left without its blank line at the body's end and
+                 * not whole: the connection closed inside it. */
+                p->cut_event = true;
         } else if (rc < 0) {
                 snprintf(p->bad, sizeof(p->bad), "the server's stream failed: %s",
                          err[0] ? err : "unusable chunk");
@@ -567,9 +573,11 @@ static bool parse(struct oai *p, const char *buf, size_t n, bool finish)
         p->busy++;
         if (p->kind == BODY_JSON)
                 take_chunk(p, buf, n);
-        else if (finish)
+        else if (finish) {
+                p->finishing = true;
                 sse_finish(p->sse);
-        else
+                p->finishing = false;
+        } else
                 rc = sse_feed(p->sse, buf, n);
         p->busy--;
         if (p->freeing) {
@@ -752,7 +760,10 @@ static void http_failed(struct oai *p)
  * came is a whole answer. */
 static void stream_complete(struct oai *p)
 {
-        if (p->bad[0])
+        if (p->cut_event && !p->bad[0])
+                fail_plain(p, "connection dropped mid-stream: the body ended inside an event",
+                           true);
+        else if (p->bad[0])
                 attempt_failed(p, &p->bad_as);
         else if (p->kind == BODY_JSON && p->chunks)
                 finish_message(p);

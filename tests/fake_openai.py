@@ -27,7 +27,9 @@ Exact shapes (what real providers send that this script cannot say):
 
   "raw": "data: ...\n\n" or ["part", "part"]  these bytes as the body of a
         200 answer, each part flushed as it comes (10 ms apart), then the end
-        of the response, or a closed socket with "raw_drop": true
+        of the response, or a closed socket with "raw_drop": true; with
+        "close_delimited": true the body has neither a length nor chunks and
+        ends where the connection does (as an HTTP/1.0 proxy sends it)
   "content_type": "..."  the Content-Type of a raw or no_stream answer
   "status": 302          the status of a raw answer (default 200)
   "headers": {"retry-after-ms": "700"}  more headers on any answer
@@ -189,6 +191,17 @@ class Handler(BaseHTTPRequestHandler):
         parts = self.step["raw"]
         if isinstance(parts, str):
             parts = [parts]
+        if self.step.get("close_delimited"):
+            self.send_response(int(self.step.get("status", 200)))
+            self.send_header("Content-Type", self.step.get("content_type", "text/event-stream"))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for part in parts:
+                self.wfile.write(part.encode())
+                self.wfile.flush()
+                time.sleep(0.01)
+            self.close_connection = True
+            return
         self.start_stream(int(self.step.get("status", 200)))
         for i, part in enumerate(parts):
             if i > 0:

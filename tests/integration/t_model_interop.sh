@@ -40,6 +40,26 @@ print(ok)' "$WORK/reuse.log")"
 expect_eq "reused ids: replay --summary counts three calls" 3 \
         "$("$PROCTOR" replay --summary "$WORK/reuse.trace" | grep -cE '^ +[0-9]+ +bash ' || true)"
 
+# ---- a stream cut inside an event is a dropped stream, retried ----
+# (no Content-Length and no chunks: the body ends where the connection does)
+cat >"$WORK/cut.script" <<'JSON'
+{"raw": ["data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hel"], "close_delimited": true}
+{"content": "recovered"}
+JSON
+session cut
+expect_eq "cut inside an event: the session completes" 0 $rc
+expect_match "cut inside an event: said, and retried" "connection dropped mid-stream.*attempt 1 of" \
+        "$(ev "$WORK/cut.jsonl" 'of("model.error")[0]["message"]')"
+expect_eq "cut inside an event: the retry's answer" "recovered" \
+        "$(ev "$WORK/cut.jsonl" 'of("model.message")[0]["content"]')"
+# control: a whole last event without its blank line still counts
+cat >"$WORK/tail.script" <<'JSON'
+{"raw": ["data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"whole\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]"], "close_delimited": true}
+JSON
+session tail
+expect_eq "a last event without its blank line: the session completes" 0 $rc
+expect_eq "a last event without its blank line: no error" 0 "$(ev "$WORK/tail.jsonl" 'len(of("model.error"))')"
+
 # ---- older vLLM's in-stream error: the error object itself ----
 mkdir -p "$WORK/cfg"
 printf '{"provider": {"retries": 2}}\n' >"$WORK/cfg/r2.json"

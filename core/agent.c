@@ -165,10 +165,15 @@ static void on_error(const char *message, int http_status, int64_t retry_in_ms, 
                      void *ud)
 {
         struct agent *a = ud;
+        /* an event cannot carry text that is not UTF-8: the rest of the
+         * error still goes out */
+        json_t *text = json_string(message);
 
         emit(a, "model.error",
-             json_pack("{s:s,s:i,s:I,s:b}", "message", message, "http_status", http_status,
-                       "retry_in_ms", (json_int_t)(final ? 0 : retry_in_ms), "final", final));
+             json_pack("{s:o,s:i,s:I,s:b}", "message",
+                       text != NULL ? text : json_string("(the error's text is not UTF-8)"),
+                       "http_status", http_status, "retry_in_ms",
+                       (json_int_t)(final ? 0 : retry_in_ms), "final", final));
         if (final) {
                 a->in_model = false;
                 end_turn(a, AGENT_FAILED, true);

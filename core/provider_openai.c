@@ -669,11 +669,35 @@ static void on_http_data(const char *buf, size_t n, void *ud)
                 timer_arm(p, JOB_GRACE, DONE_GRACE_MS);
 }
 
+/* How many bytes of a well-formed UTF-8 sequence start at s (n left): 1 to
+ * 4, or 0 when the bytes there are not one (a proxy's Latin-1 page, a
+ * gzip body). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+        size_t len = s[0] < 0x80                    ? 1
+                     : s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+                     : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+                     : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+                                                    : 0;
+
+        if (len == 0 || len > n)
+                return 0;
+        for (size_t k = 1; k < len; k++)
+                if ((s[k] & 0xC0) != 0x80)
+                        return 0;
+        /* overlong three-byte forms, surrogates, past U+10FFFF */
+        if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0) ||
+            (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))
+                return 0;
+        return len;
+}
+
 /* The server's own words from an error body: {"error": {"message"}},
  * {"message"} (beside an "error" that only names an exception, as Node
  * servers send), {"error": "..."} or {"detail"}, else its first line; ""
  * for an HTML page, which says nothing a status line does not. Redacted
- * whole, then cut at ERROR_TEXT_MAX characters. */
+ * whole, then cut at ERROR_TEXT_MAX characters; bytes that are not UTF-8
+ * become '?', so that the excerpt is text an event can carry. */
 static void error_text(const struct oai *p, const json_t *root, char *out, size_t outlen)
 {
         const json_t *e = json_object_get(root, "error");
@@ -695,10 +719,19 @@ static void error_text(const struct oai *p, const json_t *root, char *out, size_
                         msg = "";
         }
         clean = redacted(p, msg, strcspn(msg, "\n"));
-        for (i = 0; clean != NULL && clean[i] != '\0' && j + 1 < outlen; i++) {
-                if (((unsigned char)clean[i] & 0xC0) != 0x80 && chars++ == ERROR_TEXT_MAX)
+        for (i = 0; clean != NULL && clean[i] != '\0' && chars++ < ERROR_TEXT_MAX;) {
+                size_t len = utf8_seq((const unsigned char *)clean + i, strlen(clean + i));
+                if (len == 0) { /* not UTF-8: one byte, shown as '?' */
+                        if (j + 1 >= outlen)
+                                break;
+                        out[j++] = '?';
+                        i++;
+                        continue;
+                }
+                if (j + len >= outlen)
                         break;
-                out[j++] = (unsigned char)clean[i] < 0x20 ? ' ' : clean[i];
+                for (size_t k = 0; k < len; k++, i++)
+                        out[j++] = (unsigned char)clean[i] < 0x20 ? ' ' : clean[i];
         }
         out[j] = '\0';
         free(clean);

@@ -29,7 +29,8 @@ Exact shapes (what real providers send that this script cannot say):
         200 answer, each part flushed as it comes (10 ms apart), then the end
         of the response, or a closed socket with "raw_drop": true; with
         "close_delimited": true the body has neither a length nor chunks and
-        ends where the connection does (as an HTTP/1.0 proxy sends it)
+        ends where the connection does (as an HTTP/1.0 proxy sends it);
+        "encoding": "latin-1" sends the parts in that encoding
   "content_type": "..."  the Content-Type of a raw or no_stream answer
   "status": 302          the status of a raw answer (default 200)
   "headers": {"retry-after-ms": "700"}  more headers on any answer
@@ -197,7 +198,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.end_headers()
             for part in parts:
-                self.wfile.write(part.encode())
+                self.wfile.write(part.encode(self.step.get("encoding", "utf-8")))
                 self.wfile.flush()
                 time.sleep(0.01)
             self.close_connection = True
@@ -207,7 +208,7 @@ class Handler(BaseHTTPRequestHandler):
             if i > 0:
                 time.sleep(0.01)
             if part:  # an empty chunk would end the body
-                self.raw_chunk(part.encode())
+                self.raw_chunk(part.encode(self.step.get("encoding", "utf-8")))
         if self.step.get("raw_drop"):
             self.drop()
         else:

@@ -60,6 +60,22 @@ session tail
 expect_eq "a last event without its blank line: the session completes" 0 $rc
 expect_eq "a last event without its blank line: no error" 0 "$(ev "$WORK/tail.jsonl" 'len(of("model.error"))')"
 
+# ---- an error body that is not UTF-8: its status and a cleaned excerpt ----
+mkdir -p "$WORK/cfg"
+printf '{"provider": {"retries": 0}}\n' >"$WORK/cfg/r0.json"
+cat >"$WORK/latin.script" <<'JSON'
+{"raw": ["Erreur 502 : la passerelle a re\u00e7u une r\u00e9ponse invalide"], "status": 502, "content_type": "text/plain; charset=iso-8859-1", "encoding": "latin-1"}
+JSON
+cp "$WORK/latin.script" "$WORK/latinh.script"
+session latin --config "$WORK/cfg/r0.json"
+expect_eq "Latin-1 error body: the session fails" 1 $rc
+expect_eq "Latin-1 error body: status, a cleaned excerpt, final" \
+        "502 HTTP 502: Erreur 502 : la passerelle a re?u une r?ponse invalide True" \
+        "$(ev "$WORK/latin.jsonl" '"%s %s %s" % tuple(of("model.error")[0][k] for k in ("http_status", "message", "final"))')"
+S_HUMAN=1 session latinh --config "$WORK/cfg/r0.json"
+expect_match "Latin-1 error body: stderr says it" "model error: HTTP 502: Erreur 502" "$(cat "$WORK/latinh.err")"
+expect_no_match "Latin-1 error body: no retry promised when none comes" "retrying" "$(cat "$WORK/latinh.err")"
+
 # ---- older vLLM's in-stream error: the error object itself ----
 mkdir -p "$WORK/cfg"
 printf '{"provider": {"retries": 2}}\n' >"$WORK/cfg/r2.json"

@@ -458,6 +458,14 @@ static int add_chunk(struct chat_stream *s, const json_t *root, char *err, size_
                 if (json_is_object(json_array_get(calls, i)))
                         rc = add_tool_fragment(s, json_array_get(calls, i), err, errlen);
         }
+        /* The legacy form ("function_call", one call, no id) that some
+         * servers still answer with: read as the first tool call. */
+        if (rc == 0 && json_is_object(json_object_get(delta, "function_call"))) {
+                json_t *tc = json_pack("{s:i,s:O}", "index", 0, "function",
+                                       json_object_get(delta, "function_call"));
+                rc = tc != NULL ? add_tool_fragment(s, tc, err, errlen) : -ENOMEM;
+                json_decref(tc);
+        }
         return rc;
 }
 

@@ -76,6 +76,18 @@ S_HUMAN=1 session latinh --config "$WORK/cfg/r0.json"
 expect_match "Latin-1 error body: stderr says it" "model error: HTTP 502: Erreur 502" "$(cat "$WORK/latinh.err")"
 expect_no_match "Latin-1 error body: no retry promised when none comes" "retrying" "$(cat "$WORK/latinh.err")"
 
+# ---- a legacy function_call answer is a tool call, not silence ----
+cat >"$WORK/legacy.script" <<'JSON'
+{"raw": ["data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"function_call\":{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\": \"}}}]}\n\n", "data: {\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"\\\"echo legacy-ran\\\"}\"}}}]}\n\n", "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n", "data: [DONE]\n\n"]}
+{"content": "done"}
+JSON
+session legacy
+expect_eq "legacy function_call: the session completes" 0 $rc
+expect_eq "legacy function_call: the call is made" 'bash {"command": "echo legacy-ran"}' \
+        "$(ev "$WORK/legacy.jsonl" 'of("tool.call")[0]["name"] + " " + of("tool.call")[0]["arguments"]')"
+expect_eq "legacy function_call: and runs" "legacy-ran" \
+        "$(ev "$WORK/legacy.jsonl" 'of("tool.result")[0]["output"].strip()')"
+
 # ---- older vLLM's in-stream error: the error object itself ----
 mkdir -p "$WORK/cfg"
 printf '{"provider": {"retries": 2}}\n' >"$WORK/cfg/r2.json"

@@ -80,6 +80,9 @@ struct oai {
         int status;
         int64_t retry_after_ms;
         char reason[64], location[512];
+        char ctype[96]; /* the answer's Content-Type */
+        char head[160]; /* a 2xx body's first bytes, to say what it was */
+        size_t head_len;
         enum body_kind kind;
         char *raw; /* JSON or error body */
         size_t raw_len, raw_cap;
@@ -189,7 +192,7 @@ static void attempt_reset(struct oai *p)
         p->retry_after_ms = -1;
         p->reason[0] = p->location[0] = '\0';
         p->kind = BODY_SNIFF;
-        p->pos = p->received = 0;
+        p->pos = p->received = p->head_len = 0;
         p->done = p->chunks = p->cut_event = false;
         p->bad[0] = '\0';
         p->bad_as = (struct failure){0};
@@ -601,6 +604,7 @@ static void on_http_response(const struct http_response *r, void *ud)
         p->retry_after_ms = r->retry_after_ms;
         snprintf(p->reason, sizeof(p->reason), "%s", r->reason);
         snprintf(p->location, sizeof(p->location), "%s", r->location);
+        snprintf(p->ctype, sizeof(p->ctype), "%s", r->content_type);
         p->kind = r->status < 200 || r->status > 299 ? BODY_ERROR : BODY_SNIFF;
 }
 
@@ -653,6 +657,13 @@ static void on_http_data(const char *buf, size_t n, void *ud)
         }
         if (p->kind == BODY_JSON)
                 keep_raw(p, buf, n, BOUNDS_ANSWER_JSON);
+        if (p->head_len < sizeof(p->head) - 1) {
+                size_t k =
+                    n < sizeof(p->head) - 1 - p->head_len ? n : sizeof(p->head) - 1 - p->head_len;
+                memcpy(p->head + p->head_len, buf, k);
+                p->head_len += k;
+                p->head[p->head_len] = '\0';
+        }
         /* What the parser drops (comments, ignored fields) is not kept, but
          * an answer that never ends would hold the turn forever: the idle
          * timeout never fires while bytes come. */
@@ -692,33 +703,14 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
         return len;
 }
 
-/* The server's own words from an error body: {"error": {"message"}},
- * {"message"} (beside an "error" that only names an exception, as Node
- * servers send), {"error": "..."} or {"detail"}, else its first line; ""
- * for an HTML page, which says nothing a status line does not. Redacted
- * whole, then cut at ERROR_TEXT_MAX characters; bytes that are not UTF-8
- * become '?', so that the excerpt is text an event can carry. */
-static void error_text(const struct oai *p, const json_t *root, char *out, size_t outlen)
+/* Up to ERROR_TEXT_MAX characters of a server's text for a person: the key
+ * redacted first, control characters as spaces, bytes that are not UTF-8
+ * as '?', so that the excerpt is text an event can carry. */
+static void excerpt(const struct oai *p, const char *msg, size_t n, char *out, size_t outlen)
 {
-        const json_t *e = json_object_get(root, "error");
-        const char *msg = NULL, *raw = p->raw != NULL ? p->raw : "";
         size_t i, j = 0, chars = 0;
-        char *clean;
+        char *clean = redacted(p, msg, n);
 
-        if (json_is_object(e))
-                msg = json_string_value(json_object_get(e, "message"));
-        if (msg == NULL)
-                msg = json_string_value(json_object_get(root, "message"));
-        if (msg == NULL)
-                msg = json_string_value(e);
-        if (msg == NULL)
-                msg = json_string_value(json_object_get(root, "detail"));
-        if (msg == NULL) {
-                msg = raw + strspn(raw, " \t\r\n");
-                if (msg[0] == '<' || strstr(msg, "<html") != NULL || strstr(msg, "<HTML") != NULL)
-                        msg = "";
-        }
-        clean = redacted(p, msg, strcspn(msg, "\n"));
         for (i = 0; clean != NULL && clean[i] != '\0' && chars++ < ERROR_TEXT_MAX;) {
                 size_t len = utf8_seq((const unsigned char *)clean + i, strlen(clean + i));
                 if (len == 0) { /* not UTF-8: one byte, shown as '?' */
@@ -735,6 +727,32 @@ static void error_text(const struct oai *p, const json_t *root, char *out, size_
         }
         out[j] = '\0';
         free(clean);
+}
+
+/* The server's own words from an error body: {"error": {"message"}},
+ * {"message"} (beside an "error" that only names an exception, as Node
+ * servers send), {"error": "..."} or {"detail"}, else its first line; ""
+ * for an HTML page, which says nothing a status line does not. Redacted
+ * whole, then cut (excerpt). */
+static void error_text(const struct oai *p, const json_t *root, char *out, size_t outlen)
+{
+        const json_t *e = json_object_get(root, "error");
+        const char *msg = NULL, *raw = p->raw != NULL ? p->raw : "";
+
+        if (json_is_object(e))
+                msg = json_string_value(json_object_get(e, "message"));
+        if (msg == NULL)
+                msg = json_string_value(json_object_get(root, "message"));
+        if (msg == NULL)
+                msg = json_string_value(e);
+        if (msg == NULL)
+                msg = json_string_value(json_object_get(root, "detail"));
+        if (msg == NULL) {
+                msg = raw + strspn(raw, " \t\r\n");
+                if (msg[0] == '<' || strstr(msg, "<html") != NULL || strstr(msg, "<HTML") != NULL)
+                        msg = "";
+        }
+        excerpt(p, msg, strcspn(msg, "\n"), out, outlen);
 }
 
 /* The base URL a redirect points to, for --base-url. */
@@ -789,6 +807,32 @@ static void http_failed(struct oai *p)
         attempt_failed(p, &f);
 }
 
+/* A 2xx body with no event of a chat completion in it: say what it was (a
+ * login page, a gzip body nobody declared, a proxy's text) and that the
+ * URL may be wrong; trying again would get the same. */
+static void not_a_stream(struct oai *p)
+{
+        char text[ERROR_TEXT_MAX * 4 + 1], why[sizeof(text) + 1024];
+        const char *h = p->head + strspn(p->head, " \t\r\n");
+
+        if (p->head_len >= 2 && (unsigned char)p->head[0] == 0x1f &&
+            (unsigned char)p->head[1] == 0x8b) {
+                snprintf(why, sizeof(why),
+                         "the server answered HTTP %d with a gzip body it did not declare "
+                         "(Content-Type %s, no Content-Encoding), not a chat completion",
+                         p->status, p->ctype[0] ? p->ctype : "none");
+        } else {
+                excerpt(p, h, strcspn(h, "\n"), text, sizeof(text));
+                snprintf(why, sizeof(why),
+                         "the server answered HTTP %d with %s, not a chat completion (is %.512s "
+                         "the right endpoint, see --base-url? a login page or a proxy answers "
+                         "like this): %s",
+                         p->status, h[0] == '<' ? "an HTML page" : "text that is no event stream",
+                         p->url, text);
+        }
+        fail_plain(p, why, false);
+}
+
 /* The response ended cleanly with [DONE] seen, or without: whether what
  * came is a whole answer. */
 static void stream_complete(struct oai *p)
@@ -808,6 +852,8 @@ static void stream_complete(struct oai *p)
                            true);
         else if (p->done)
                 fail_plain(p, "the server sent [DONE] and no answer", true);
+        else if (p->head_len > 0)
+                not_a_stream(p);
         else
                 fail_plain(p, "the server ended the stream without sending anything", true);
 }

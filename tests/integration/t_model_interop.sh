@@ -76,6 +76,23 @@ S_HUMAN=1 session latinh --config "$WORK/cfg/r0.json"
 expect_match "Latin-1 error body: stderr says it" "model error: HTTP 502: Erreur 502" "$(cat "$WORK/latinh.err")"
 expect_no_match "Latin-1 error body: no retry promised when none comes" "retrying" "$(cat "$WORK/latinh.err")"
 
+# ---- a 200 that is no chat completion says what it was ----
+cat >"$WORK/html.script" <<'JSON'
+{"raw": ["<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in</body></html>"], "content_type": "text/html; charset=utf-8", "close_delimited": true}
+JSON
+session html --config "$WORK/cfg/r0.json"
+expect_eq "HTML with 200: the session fails" 1 $rc
+expect_match "HTML with 200: says a page came, where from, and what it said" \
+        "HTTP 200 with an HTML page, not a chat completion \(is http://127.0.0.1:[0-9]+/v1/chat/completions the right endpoint.*Please sign in" \
+        "$(ev "$WORK/html.jsonl" 'of("model.error")[0]["message"]')"
+expect_eq "HTML with 200: not retried (it would answer the same)" 1 "$(grep -c '"event": "request"' "$WORK/html.log")"
+"$T_PY" -c 'import gzip, json
+print(json.dumps({"raw": [gzip.compress(b"{\"choices\": []}").decode("latin-1")], "encoding": "latin-1",
+                  "content_type": "application/json", "close_delimited": True}))' >"$WORK/gz.script"
+session gz --config "$WORK/cfg/r0.json"
+expect_match "gzip with 200: says so" "HTTP 200 with a gzip body it did not declare" \
+        "$(ev "$WORK/gz.jsonl" 'of("model.error")[0]["message"]')"
+
 # ---- a legacy function_call answer is a tool call, not silence ----
 cat >"$WORK/legacy.script" <<'JSON'
 {"raw": ["data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"function_call\":{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\": \"}}}]}\n\n", "data: {\"choices\":[{\"index\":0,\"delta\":{\"function_call\":{\"arguments\":\"\\\"echo legacy-ran\\\"}\"}}}]}\n\n", "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"function_call\"}]}\n\n", "data: [DONE]\n\n"]}

@@ -672,7 +672,8 @@ void chat_stream_take(struct chat_stream *s, struct chat_message *out)
         reset(s);
 }
 
-json_t *chat_request(const char *model, const json_t *messages, const json_t *tools)
+json_t *chat_request(const char *model, const json_t *messages, const json_t *tools,
+                     bool stream_options)
 {
         json_t *body = json_object();
         json_t *opts = json_object();
@@ -692,7 +693,10 @@ json_t *chat_request(const char *model, const json_t *messages, const json_t *to
                 rc |= json_object_set_new(body, "tools", json_deep_copy(tools));
         rc |= json_object_set_new(body, "stream", json_true());
         rc |= json_object_set_new(opts, "include_usage", json_true());
-        rc |= json_object_set_new(body, "stream_options", opts);
+        if (stream_options)
+                rc |= json_object_set_new(body, "stream_options", opts);
+        else
+                json_decref(opts);
         if (rc != 0) {
                 json_decref(body);
                 return NULL;

@@ -70,7 +70,8 @@ void chat_stream_take(struct chat_stream *s, struct chat_message *out);
 
 /* The request body: {"model", "messages", "tools" (omitted when empty),
  * "stream": true, "stream_options": {"include_usage": true}}. */
-json_t *chat_request(const char *model, const json_t *messages, const json_t *tools);
+json_t *chat_request(const char *model, const json_t *messages, const json_t *tools,
+                     bool stream_options);
 
 /* What an answer's ending means for whoever reads it, in words ("the
  * answer is incomplete: ..." for "length"); false, with out empty, for

@@ -363,6 +363,7 @@ int cmd_run_main(int argc, char **argv)
         so.provider.base_url = o.base_url;
         so.provider.retries = o.provider_retries;
         so.provider.idle_timeout_ms = (uint32_t)o.provider_timeout_ms;
+        so.provider.no_stream_options = !o.provider_stream_options;
         so.workspace = o.workspace;
         so.config_file = o.config;
         so.mcp_servers = o.mcp_servers;

@@ -22,7 +22,7 @@
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
-enum kind { K_MODE, K_WSMODE, K_STR, K_PATH, K_SIZE, K_SECS, K_COUNT, K_SECTION, K_MCP };
+enum kind { K_MODE, K_WSMODE, K_STR, K_PATH, K_SIZE, K_SECS, K_COUNT, K_BOOL, K_SECTION, K_MCP };
 
 struct key {
         const char *name;
@@ -48,6 +48,7 @@ static const struct key limit_keys[] = {
 static const struct key provider_keys[] = {
     {"retries", K_COUNT, FIELD(provider_retries), 0, 10, NULL},
     {"timeout", K_SECS, FIELD(provider_timeout_ms), 0, 0, NULL},
+    {"stream_options", K_BOOL, FIELD(provider_stream_options), 0, 0, NULL},
     {NULL, K_SECTION, 0, 0, 0, 0, NULL},
 };
 
@@ -209,6 +210,8 @@ static const char *expectation(const struct key *k, char *buf, size_t len)
                 snprintf(buf, len, "an integer from %llu to %llu", (unsigned long long)k->min,
                          (unsigned long long)k->max);
                 return buf;
+        case K_BOOL:
+                return "true or false";
         case K_SECTION:
         case K_MCP:
                 return "an object";
@@ -280,6 +283,11 @@ static int convert(const struct key *k, const json_t *v, void *field)
                     (uint64_t)json_integer_value(v) > k->max)
                         return 0;
                 store_uint(field, k->width, (uint64_t)json_integer_value(v));
+                return 1;
+        case K_BOOL:
+                if (!json_is_boolean(v))
+                        return 0;
+                *(bool *)field = json_is_true(v);
                 return 1;
         case K_SECTION:
         case K_MCP:

@@ -67,6 +67,7 @@ void options_builtin(struct options *o)
         o->max_parallel = 4;
         o->provider_retries = 3;
         o->provider_timeout_ms = 60000;
+        o->provider_stream_options = true;
 }
 
 void options_defaults(struct options *o)

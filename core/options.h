@@ -47,6 +47,9 @@ struct options {
         uint64_t memory_budget;       /* bytes across them; 0: the session's default */
         unsigned provider_retries;    /* model call attempts after the first */
         uint64_t provider_timeout_ms; /* no byte from the model endpoint for this long */
+        /* send stream_options (usage in the stream); some servers refuse
+         * the field: provider.stream_options false leaves it out */
+        bool provider_stream_options;
         const char *trace;
         const char *theme;
         /* The mcpServers of the config file merged with --mcp-config's, as

@@ -53,6 +53,7 @@ struct provider_config {
                                       * only HF_TOKEN is set */
         const char *api_key;         /* NULL: from PROCTOR_API_KEY, OPENAI_API_KEY, HF_TOKEN */
         unsigned retries;            /* attempts after the first; default 3 */
+        bool no_stream_options;      /* leave stream_options out (servers that refuse it) */
         uint32_t connect_timeout_ms; /* default 10 s */
         uint32_t idle_timeout_ms;    /* no byte for this long: default 60 s */
         uint32_t backoff_ms;         /* first retry delay; doubles; default 500 */

@@ -58,6 +58,7 @@ struct oai {
         char *key;  /* only to redact it from messages; NULL: none (a local server) */
         char *auth; /* the Authorization header line; NULL without a key */
         unsigned retries;
+        bool no_stream_options; /* servers that refuse the field */
         uint32_t connect_ms, idle_ms, backoff_ms, loading_ms;
         uv_timer_t timer; /* retry backoff, late errors, the [DONE] grace */
         enum timer_job job;
@@ -922,7 +923,7 @@ static int oai_request(struct provider *base, const json_t *messages, const json
 
         if (p->active || p->busy > 0)
                 return -EBUSY;
-        body = chat_request(p->model, messages, tools);
+        body = chat_request(p->model, messages, tools, !p->no_stream_options);
         p->body = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
         json_decref(body);
         if (p->body == NULL)
@@ -1102,6 +1103,7 @@ int provider_openai_open(uv_loop_t *loop, const char *model, const struct provid
         p->base.ops = &oai_ops;
         snprintf(p->base.label, sizeof(p->base.label), "openai:%s", model);
         p->retries = cfg->retries;
+        p->no_stream_options = cfg->no_stream_options;
         p->backoff_ms = cfg->backoff_ms ? cfg->backoff_ms : DEFAULT_BACKOFF;
         p->connect_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT;
         p->idle_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : DEFAULT_IDLE;

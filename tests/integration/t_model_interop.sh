@@ -76,6 +76,23 @@ S_HUMAN=1 session latinh --config "$WORK/cfg/r0.json"
 expect_match "Latin-1 error body: stderr says it" "model error: HTTP 502: Erreur 502" "$(cat "$WORK/latinh.err")"
 expect_no_match "Latin-1 error body: no retry promised when none comes" "retrying" "$(cat "$WORK/latinh.err")"
 
+# ---- stream_options can be left out, for servers that refuse it ----
+printf '{"provider": {"stream_options": false}}\n' >"$WORK/cfg/noso.json"
+printf '{"provider": {"stream_options": "no"}}\n' >"$WORK/cfg/badso.json"
+echo '{"content": "ok"}' >"$WORK/so.script"
+cp "$WORK/so.script" "$WORK/noso.script"
+sent_options() { "$T_PY" -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+print("stream_options" in [x for x in r if x.get("event") == "request"][0]["body"])' "$1"; }
+session so
+expect_eq "stream_options: sent by default (usage in the stream)" True "$(sent_options "$WORK/so.log")"
+session noso --config "$WORK/cfg/noso.json"
+expect_eq "stream_options false: the session completes" 0 $rc
+expect_eq "stream_options false: left out" False "$(sent_options "$WORK/noso.log")"
+out=$("$PROCTOR" run --config "$WORK/cfg/badso.json" --model demo hi 2>&1); rc=$?
+expect_eq "stream_options not a boolean: exit 2" 2 $rc
+expect_match "stream_options not a boolean: said" "stream_options.*true or false" "$out"
+
 # ---- a 200 that is no chat completion says what it was ----
 cat >"$WORK/html.script" <<'JSON'
 {"raw": ["<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in</body></html>"], "content_type": "text/html; charset=utf-8", "close_delimited": true}

@@ -665,7 +665,7 @@ static void test_request_body(void **state)
         json_t *empty = json_array();
         json_t *body, *opts;
 
-        body = chat_request("gpt-4o-mini", messages, tools);
+        body = chat_request("gpt-4o-mini", messages, tools, true);
         assert_non_null(body);
         assert_string_equal(json_string_value(json_object_get(body, "model")), "gpt-4o-mini");
         assert_true(json_equal(json_object_get(body, "messages"), messages));
@@ -679,14 +679,19 @@ static void test_request_body(void **state)
         assert_int_equal(json_array_size(json_object_get(body, "messages")), 1);
         json_decref(body);
 
-        body = chat_request("m", messages, empty);
+        body = chat_request("m", messages, empty, true);
         assert_null(json_object_get(body, "tools"));
         json_decref(body);
-        body = chat_request("m", messages, NULL);
+        body = chat_request("m", messages, NULL, true);
         assert_null(json_object_get(body, "tools"));
         assert_int_equal(json_object_size(body), 4);
         json_decref(body);
-        assert_null(chat_request(NULL, messages, NULL));
+        /* for servers that refuse it, without stream_options */
+        body = chat_request("m", messages, NULL, false);
+        assert_null(json_object_get(body, "stream_options"));
+        assert_int_equal(json_object_size(body), 3);
+        json_decref(body);
+        assert_null(chat_request(NULL, messages, NULL, true));
 
         json_decref(messages);
         json_decref(tools);

@@ -9,7 +9,7 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --image --image-max --runtime --json --raw --config --help"
-_proctor_opts_session="--max-parallel --memory-budget --model --base-url --max-iterations --trace
+_proctor_opts_session="--max-parallel --memory-budget --model --base-url --ca-cert --max-iterations --trace
         --mcp-config"
 _proctor_opts_screen="--theme --no-color"
 
@@ -19,7 +19,7 @@ _proctor_takes_value()
         case $1 in
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
-                --model | --base-url | --max-iterations | --trace | --theme | --speed | --mcp-config | \
+                --model | --base-url | --ca-cert | --max-iterations | --trace | --theme | --speed | --mcp-config | \
                 --image | --image-max | --runtime)
                 return 0 ;;
         esac

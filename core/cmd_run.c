@@ -364,6 +364,7 @@ int cmd_run_main(int argc, char **argv)
         so.provider.retries = o.provider_retries;
         so.provider.idle_timeout_ms = (uint32_t)o.provider_timeout_ms;
         so.provider.no_stream_options = !o.provider_stream_options;
+        so.provider.ca_file = o.ca_cert;
         so.workspace = o.workspace;
         so.config_file = o.config;
         so.mcp_servers = o.mcp_servers;

@@ -56,6 +56,7 @@ static const struct key top_keys[] = {
     {"tool_execution_mode", K_MODE, FIELD(mode), 0, 0, NULL},
     {"model", K_STR, FIELD(model), 0, 0, NULL},
     {"base_url", K_STR, FIELD(base_url), 0, 0, NULL},
+    {"ca_cert", K_PATH, FIELD(ca_cert), 0, 0, NULL},
     {"workspace", K_PATH, FIELD(workspace), 0, 0, NULL},
     {"workspace_mode", K_WSMODE, FIELD(ws_mode), 0, 0, NULL},
     {"image", K_PATH, FIELD(image), 0, 0, NULL},
@@ -494,6 +495,7 @@ static int apply_env(struct options *o, char *err, size_t errlen)
         } strs[] = {
             {"PROCTOR_MODEL", offsetof(struct options, model)},
             {"PROCTOR_BASE_URL", offsetof(struct options, base_url)},
+            {"PROCTOR_CA_CERT", offsetof(struct options, ca_cert)},
             {"PROCTOR_IMAGE", offsetof(struct options, image)},
             {"PROCTOR_RUNTIME", offsetof(struct options, runtime)},
         };

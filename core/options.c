@@ -45,6 +45,8 @@ const char options_help_agent[] =
     "  --model SPEC                demo (the default without an API key),\n"
     "                              script:FILE.jsonl or openai:MODEL\n"
     "  --base-url URL              OpenAI-compatible endpoint (env PROCTOR_BASE_URL)\n"
+    "  --ca-cert FILE              a private CA (PEM) to verify that endpoint with\n"
+    "                              (env PROCTOR_CA_CERT)\n"
     "  --max-iterations N          turns before the session stops (default 100)\n"
     "  --trace FILE                where the session's events go (default\n"
     "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
@@ -109,6 +111,7 @@ static const struct opt opts[] = {
     {"mode", O_MODE, OFF(mode)},
     {"model", O_STR, OFF(model)},
     {"base-url", O_STR, OFF(base_url)},
+    {"ca-cert", O_STR, OFF(ca_cert)},
     {"config", O_STR, OFF(config)},
     {"workspace", O_STR, OFF(workspace)},
     {"workspace-mode", O_WSMODE, OFF(ws_mode)},

@@ -28,6 +28,7 @@ struct options {
         const char *mode_from;
         const char *model;
         const char *base_url;
+        const char *ca_cert; /* --ca-cert: a private CA for the model endpoint (PEM) */
         const char *config;
         const char *workspace;
         enum exec_ws_mode ws_mode;

@@ -49,11 +49,12 @@ struct provider {
 };
 
 struct provider_config {
-        const char *base_url;        /* NULL: OpenAI, or the Hugging Face router when
-                                      * only HF_TOKEN is set */
-        const char *api_key;         /* NULL: from PROCTOR_API_KEY, OPENAI_API_KEY, HF_TOKEN */
-        unsigned retries;            /* attempts after the first; default 3 */
-        bool no_stream_options;      /* leave stream_options out (servers that refuse it) */
+        const char *base_url;   /* NULL: OpenAI, or the Hugging Face router when
+                                 * only HF_TOKEN is set */
+        const char *api_key;    /* NULL: from PROCTOR_API_KEY, OPENAI_API_KEY, HF_TOKEN */
+        unsigned retries;       /* attempts after the first; default 3 */
+        bool no_stream_options; /* leave stream_options out (servers that refuse it) */
+        const char *ca_file;    /* a CA (PEM) to verify the endpoint with; NULL: the system's */
         uint32_t connect_timeout_ms; /* default 10 s */
         uint32_t idle_timeout_ms;    /* no byte for this long: default 60 s */
         uint32_t backoff_ms;         /* first retry delay; doubles; default 500 */

@@ -59,6 +59,7 @@ struct oai {
         char *auth; /* the Authorization header line; NULL without a key */
         unsigned retries;
         bool no_stream_options; /* servers that refuse the field */
+        char *ca_file;          /* --ca-cert (PEM); NULL: the system's CAs */
         uint32_t connect_ms, idle_ms, backoff_ms, loading_ms;
         uv_timer_t timer; /* retry backoff, late errors, the [DONE] grace */
         enum timer_job job;
@@ -881,7 +882,10 @@ static void on_http_done(const struct http_result *r, void *ud)
                 else if (r->sent)
                         snprintf(why, sizeof(why), "no answer from %s: %s", p->url, r->error);
                 else
-                        snprintf(why, sizeof(why), "cannot reach %s: %s", p->url, r->error);
+                        snprintf(why, sizeof(why), "cannot reach %s: %s%s", p->url, r->error,
+                                 strstr(r->error, "certificate") != NULL && p->ca_file == NULL
+                                     ? " (an endpoint with a private CA: --ca-cert FILE)"
+                                     : "");
                 fail_plain(p, why, r->transient);
                 return;
         }
@@ -901,6 +905,7 @@ static int attempt_start(struct oai *p, char *err, size_t errlen)
             .headers = headers,
             .body = p->body,
             .body_len = strlen(p->body),
+            .ca_file = p->ca_file,
             .connect_timeout_ms = p->connect_ms,
             .idle_timeout_ms = p->idle_ms,
         };
@@ -971,6 +976,7 @@ static void oai_destroy(struct oai *p)
         free(p->shown);
         free(p->model);
         free(p->url);
+        free(p->ca_file);
         uv_close((uv_handle_t *)&p->timer, oai_closed);
 }
 
@@ -1104,6 +1110,11 @@ int provider_openai_open(uv_loop_t *loop, const char *model, const struct provid
         snprintf(p->base.label, sizeof(p->base.label), "openai:%s", model);
         p->retries = cfg->retries;
         p->no_stream_options = cfg->no_stream_options;
+        if (cfg->ca_file != NULL && (p->ca_file = strdup(cfg->ca_file)) == NULL) {
+                oai_destroy(p);
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
         p->backoff_ms = cfg->backoff_ms ? cfg->backoff_ms : DEFAULT_BACKOFF;
         p->connect_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT;
         p->idle_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : DEFAULT_IDLE;

@@ -52,6 +52,7 @@ An answer that never ends, as a broken or hostile server sends it:
       it went before the client hung up (or the cap came).
 
 Without --expect-key any request is answered, with a key or without.
+--tls CERT KEY serves HTTPS with that certificate (a test's own CA signs it).
 
 --log FILE gets one JSON line per request (its body, and whether the
 Authorization header matched --expect-key, never the header itself) and one
@@ -464,9 +465,16 @@ def main():
     ap.add_argument("--expect-key", help="answer 401 unless Authorization is Bearer KEY")
     ap.add_argument("--ignore-stdin", action="store_true",
                     help="do not stop at stdin EOF (for background jobs)")
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"),
+                    help="serve HTTPS with this certificate and key (PEM)")
     args = ap.parse_args()
 
     server = Server(("127.0.0.1", args.port), Handler)
+    if args.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*args.tls)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.state = State(load_script(args.script), args.log, args.expect_key)
 
     def stop(*_):

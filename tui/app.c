@@ -143,6 +143,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.provider.retries = a->o.provider_retries;
         so.provider.idle_timeout_ms = (uint32_t)a->o.provider_timeout_ms;
         so.provider.no_stream_options = !a->o.provider_stream_options;
+        so.provider.ca_file = a->o.ca_cert;
         so.workspace = a->o.workspace;
         so.config_file = a->o.config;
         so.mcp_servers = a->o.mcp_servers;

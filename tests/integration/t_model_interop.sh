@@ -1,7 +1,11 @@
 #!/bin/bash
 # Interop with servers that bend the OpenAI shape, found by running real
 # ones, as canned streams from tests/fake_openai.py: tool-call ids reused
-# across turns (gateways and small local servers number calls per answer).
+# across turns (gateways and small local servers number calls per answer),
+# a stream cut inside an event, an error body that is not UTF-8, servers
+# that refuse stream_options, an endpoint behind a private CA, a 200 that
+# holds no chat completion, the legacy function_call, older vLLM's in-stream
+# error, and key fragments echoed back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/openai_session.sh"
 
@@ -92,6 +96,38 @@ expect_eq "stream_options false: left out" False "$(sent_options "$WORK/noso.log
 out=$("$PROCTOR" run --config "$WORK/cfg/badso.json" --model demo hi 2>&1); rc=$?
 expect_eq "stream_options not a boolean: exit 2" 2 $rc
 expect_match "stream_options not a boolean: said" "stream_options.*true or false" "$out"
+
+# ---- an endpoint behind a private CA: --ca-cert ----
+if command -v openssl >/dev/null; then
+        C=$WORK/ca
+        mkdir -p "$C"
+        (cd "$C" &&
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 \
+                        -subj /CN=proctor-test-ca &&
+                openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=127.0.0.1 &&
+                printf 'subjectAltName=IP:127.0.0.1\n' >ext &&
+                openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem \
+                        -days 1 -extfile ext) >/dev/null 2>&1
+        printf '{"content": "over tls"}\n{"content": "over tls"}\n' >"$WORK/tls.script"
+        "$T_PY" "$TOP/tests/fake_openai.py" --script "$WORK/tls.script" --tls "$C/srv.pem" "$C/srv.key" \
+                --ignore-stdin >"$WORK/tls.port" 2>"$WORK/tls.srv" &
+        track_pid $!
+        wait_until 5 grep -q PORT "$WORK/tls.port"
+        url=https://127.0.0.1:$(awk '/PORT/ { print $2 }' "$WORK/tls.port")/v1
+        out=$(PROCTOR_API_KEY=$KEY "$PROCTOR" run --model openai:m --base-url "$url" \
+                --config "$WORK/cfg/r0.json" hi 2>&1); rc=$?
+        expect_eq "private CA, not given: the session fails" 1 $rc
+        expect_match "private CA, not given: says the certificate and the fix" \
+                "certificate.*--ca-cert FILE" "$out"
+        out=$(PROCTOR_API_KEY=$KEY "$PROCTOR" run --ca-cert "$C/ca.pem" --model openai:m \
+                --base-url "$url" hi 2>/dev/null)
+        expect_eq "private CA, --ca-cert: the answer comes" "over tls" "$out"
+        out=$(PROCTOR_CA_CERT=$C/ca.pem PROCTOR_API_KEY=$KEY "$PROCTOR" run --model openai:m \
+                --base-url "$url" hi 2>/dev/null)
+        expect_eq "private CA, PROCTOR_CA_CERT: the answer comes" "over tls" "$out"
+else
+        echo "t_model_interop: no openssl: --ca-cert not tested"
+fi
 
 # ---- a 200 that is no chat completion says what it was ----
 cat >"$WORK/html.script" <<'JSON'

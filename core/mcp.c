@@ -990,6 +990,30 @@ static void brief_state(const struct mcp_server *s, char *out, size_t len)
         out[o < len ? o : len - 1] = '\0';
 }
 
+/* A failed server's whole reason on one line, and whether it is a name
+ * lookup or a connection that failed for want of a network. */
+static void brief_why(const struct mcp_server *s, struct mcp_brief *b)
+{
+        static const char *const net_words[] = {"name resolution",
+                                                "getaddrinfo",
+                                                "ENOTFOUND",
+                                                "EAI_AGAIN",
+                                                "Could not resolve",
+                                                "Name or service not known",
+                                                "Network is unreachable",
+                                                "ENETUNREACH",
+                                                "Connection refused",
+                                                "ECONNREFUSED",
+                                                "fetch failed"};
+        size_t o = 0;
+
+        for (const char *p = s->error; *p != '\0' && o + 1 < sizeof(b->why); p++)
+                b->why[o++] = *p == '\n' ? ' ' : *p >= 0x20 && *p < 0x7f ? *p : '?';
+        b->why[o] = '\0';
+        for (size_t i = 0; !b->network && i < sizeof(net_words) / sizeof(net_words[0]); i++)
+                b->net_hint = b->net_hint || strstr(b->why, net_words[i]) != NULL;
+}
+
 int mcp_briefs(const char *servers_json, const struct mcp *m, struct mcp_brief *out, int max)
 {
         json_t *servers = servers_json != NULL ? json_loads(servers_json, 0, NULL) : NULL;
@@ -1007,6 +1031,8 @@ int mcp_briefs(const char *servers_json, const struct mcp *m, struct mcp_brief *
                         if (s != NULL)
                                 brief_state(s, b->state, sizeof(b->state));
                         b->failed = s != NULL && (s->st == S_FAILED || s->st == S_EXITED);
+                        if (b->failed)
+                                brief_why(s, b);
                 }
                 n++;
         }

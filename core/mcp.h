@@ -90,6 +90,11 @@ struct mcp_brief {
         /* "starting", "N tools", "failed: WHY" or "ended: WHY" (printable
          * ASCII, WHY cut to its first line); "" when `m` is NULL */
         char state[120];
+        /* failed or exited: the whole reason, on one line (printable
+         * ASCII); and whether it reads as a network failure of a server
+         * that has no network (so "network": true may be the fix) */
+        char why[800];
+        bool net_hint;
         bool network; /* its entry says "network": true */
         bool failed;  /* failed or exited */
 };

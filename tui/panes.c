@@ -136,6 +136,29 @@ static int draw_setup_wrapped(struct app *a, int y, int x, int w, enum theme_rol
         return y;
 }
 
+/* Under the mcp line, each failed server's whole reason (three lines at
+ * most, four servers at most), and in sandbox mode, when the reason reads
+ * as a network failure of a server without network, the likely fix. */
+static int draw_setup_mcp_failures(struct app *a, int y, int x, int w)
+{
+        struct mcp_brief b[16];
+        int n = session_mcp_briefs(a->s, b, 16), shown = 0;
+        char line[1024];
+
+        for (int i = 0; i < n && i < 16 && shown < 4; i++) {
+                if (!b[i].failed)
+                        continue;
+                snprintf(line, sizeof(line), "  %.40s: %.800s%s", b[i].name, b[i].why,
+                         a->mode == EXEC_SANDBOX && b[i].net_hint
+                             ? " -- it has no network in its sandbox: \"network\": true in its "
+                               "entry gives it the host's"
+                             : "");
+                y = draw_setup_wrapped(a, y, x + 11, w - 11, THEME_WARNING, line, 3);
+                shown++;
+        }
+        return y;
+}
+
 void draw_setup(struct app *a)
 {
         struct layout_setup ls;
@@ -205,6 +228,8 @@ void draw_setup(struct app *a)
         }
         if (a->s != NULL && draw_setup_mcp(a, y, x, w))
                 y++;
+        if (a->s != NULL)
+                y = draw_setup_mcp_failures(a, y, x, w);
         draw_setup_limits(a, y++, x, w);
         draw_setup_image(a, &y, x, w);
         y++;

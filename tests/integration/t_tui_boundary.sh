@@ -54,4 +54,24 @@ expect_screen d "Where should this session's tools run" "the setup screen stays"
 $T send-keys -t d F10
 expect_screen d "EXITED 0" "quit from setup"
 chmod 755 "$WORK/readonly"
+
+# MCP servers that fail in a sandbox: each one's whole reason, and for a
+# network failure of a server without network, the likely fix
+cat >"$WORK/failing.json" <<'JSON'
+{"mcpServers": {
+  "fetcher": {"command": "sh", "args": ["-c", "echo 'npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org' >&2; exit 1"]},
+  "second": {"command": "sh", "args": ["-c", "echo broken-second-server >&2; exit 3"]}}}
+JSON
+start f 140x40 "'$PROCTOR' --mode sandbox --model demo --mcp-config '$WORK/failing.json'"
+expect_screen f "fetcher: exited with code 1; its stderr ended: npm ERR! getaddrinfo ENOTFOUND" \
+        "a failed server's reason is shown whole, not cut in the mcp line" 20
+expect_screen f "\"network\": true in its" "a network failure without network suggests \"network\": true"
+expect_screen f "second: exited with code 3; its stderr ended: broken-second-server" \
+        "a second failed server is shown too" 20
+$T send-keys -t f F2
+expect_screen f "mode from  the setup screen" "flipped to local"
+wait_for f "fetcher: exited" 20 >/dev/null
+check "in local mode the network hint is not given" sh -c "! $T capture-pane -p -t f | grep -q 'no network in its sandbox'"
+$T send-keys -t f F10
+expect_screen f "EXITED 0" "quit from setup"
 finish

@@ -866,28 +866,15 @@ static void tree_push(pid_t pid, void *arg)
 static int tree_signal(pid_t root, int sig)
 {
         static struct tree_stack st;
-        char path[96];
         int sent = 0;
 
         st.top = 0;
         tree_push(root, &st);
         while (st.top > 0) {
                 pid_t p = st.pid[--st.top];
-                struct dirent *de;
-                DIR *d;
                 if (p != root && kill(p, sig) == 0)
                         sent++;
-                snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
-                if ((d = opendir(path)) == NULL)
-                        continue;
-                while ((de = readdir(d)) != NULL) {
-                        if (de->d_name[0] == '.')
-                                continue;
-                        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p,
-                                 de->d_name);
-                        sandbox_children_each(path, tree_push, &st);
-                }
-                closedir(d);
+                sandbox_threads_each(p, NULL, tree_push, &st);
         }
         return sent;
 }

@@ -454,34 +454,35 @@ static void charge_maps(struct walk *wk, pid_t pid)
         fclose(f);
 }
 
+struct charge_walk {
+        struct walk *wk;
+        struct pid_list todo;
+};
+
+static void charge_task(pid_t pid, const char *tid, void *arg)
+{
+        charge_fds(((struct charge_walk *)arg)->wk, pid, tid);
+}
+
+static void charge_child(pid_t pid, void *arg)
+{
+        pid_add(pid, &((struct charge_walk *)arg)->todo);
+}
+
 /* Every process under the inits `roots` (their pid namespaces), each
  * thread's descriptor table and each process's mappings. */
 static void charge_processes(struct walk *wk, const pid_t *roots, size_t nroots)
 {
-        struct pid_list todo = {0};
-        char path[128];
+        struct charge_walk cw = {.wk = wk};
 
         for (size_t i = 0; i < nroots; i++)
-                pid_add(roots[i], &todo);
-        while (todo.n > 0) {
-                pid_t p = todo.v[--todo.n];
-                struct dirent *de;
-                DIR *d;
-                snprintf(path, sizeof(path), "/proc/%d/task", (int)p);
-                if ((d = opendir(path)) == NULL)
-                        continue;
-                while ((de = readdir(d)) != NULL) {
-                        if (de->d_name[0] == '.')
-                                continue;
-                        charge_fds(wk, p, de->d_name);
-                        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)p,
-                                 de->d_name);
-                        sandbox_children_each(path, pid_add, &todo);
-                }
-                closedir(d);
-                charge_maps(wk, p);
+                pid_add(roots[i], &cw.todo);
+        while (cw.todo.n > 0) {
+                pid_t p = cw.todo.v[--cw.todo.n];
+                if (sandbox_threads_each(p, charge_task, charge_child, &cw) == 0)
+                        charge_maps(wk, p);
         }
-        free(todo.v);
+        free(cw.todo.v);
 }
 
 /* The workspace's size in bytes of disk, with what the processes under

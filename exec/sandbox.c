@@ -1312,6 +1312,28 @@ static bool drain_pipe(int fd, int null_fd)
         }
 }
 
+int sandbox_threads_each(pid_t pid, void (*task)(pid_t, const char *, void *),
+                         void (*child)(pid_t, void *), void *arg)
+{
+        char path[96];
+        struct dirent *de;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        if ((d = opendir(path)) == NULL)
+                return -errno;
+        while ((de = readdir(d)) != NULL) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (task != NULL)
+                        task(pid, de->d_name, arg);
+                snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
+                sandbox_children_each(path, child, arg);
+        }
+        closedir(d);
+        return 0;
+}
+
 int sandbox_children_each(const char *path, void (*fn)(pid_t, void *), void *arg)
 {
         char buf[512];

@@ -137,6 +137,13 @@ int sandbox_start_clock(int ctl_fd, uint64_t deadline_us);
  * it after clone. */
 int sandbox_children_each(const char *path, void (*fn)(pid_t, void *), void *arg);
 
+/* For each thread of `pid`: task(pid, tid, arg) when task is not NULL,
+ * then child(c, arg) for each child that thread made. Reads only that
+ * process's /proc entries; not for use after clone (it allocates).
+ * 0, or -errno when the process is gone. */
+int sandbox_threads_each(pid_t pid, void (*task)(pid_t, const char *, void *),
+                         void (*child)(pid_t, void *), void *arg);
+
 /* Reads one message; 1 when one was read, 0 at EOF, -errno on error. */
 int sandbox_msg_read(int fd, struct sandbox_msg *m);
 

@@ -470,13 +470,16 @@ static void charge_child(pid_t pid, void *arg)
 }
 
 /* Every process under the inits `roots` (their pid namespaces), each
- * thread's descriptor table and each process's mappings. */
+ * thread's descriptor table and each process's mappings. The inits
+ * themselves are proctor's code, holding nothing a command can give them,
+ * and not dumpable (their /proc entries are root's): only what is under
+ * them is counted. */
 static void charge_processes(struct walk *wk, const pid_t *roots, size_t nroots)
 {
         struct charge_walk cw = {.wk = wk};
 
         for (size_t i = 0; i < nroots; i++)
-                pid_add(roots[i], &cw.todo);
+                sandbox_threads_each(roots[i], NULL, charge_child, &cw);
         while (cw.todo.n > 0) {
                 pid_t p = cw.todo.v[--cw.todo.n];
                 if (sandbox_threads_each(p, charge_task, charge_child, &cw) == 0)

@@ -176,6 +176,21 @@ struct lie {
 
 /* A docker save tarball of the given layers (freed), at ref; the config
  * digest goes to cfg_hex when not NULL. */
+/* Layer i's member name in the tarball: its blob path (or the lie's, for
+ * the last layer), or an old-style name. */
+static void member_name(const struct buf *layers, size_t i, size_t n, const struct lie *lie,
+                        char *name, size_t len)
+{
+        char hex[65];
+
+        hex_of(layers[i].p, layers[i].n, hex);
+        if (lie != NULL && lie->blobs)
+                snprintf(name, len, "blobs/sha256/%s",
+                         lie->blob != NULL && i == n - 1 ? lie->blob : hex);
+        else
+                snprintf(name, len, "l%zu.tar", i);
+}
+
 static void write_image_as(struct buf *layers, size_t n, const struct lie *lie, char *cfg_hex)
 {
         char cfg[2048], man[2048], name[160], hex[65], cfgname[65];
@@ -199,12 +214,7 @@ static void write_image_as(struct buf *layers, size_t n, const struct lie *lie, 
         snprintf(man, sizeof(man), "[{\"Config\":\"blobs/sha256/%s\",\"Layers\":[",
                  lie != NULL && lie->config != NULL ? lie->config : cfgname);
         for (i = 0; i < n; i++) {
-                hex_of(layers[i].p, layers[i].n, hex);
-                if (lie != NULL && lie->blobs)
-                        snprintf(name, sizeof(name), "blobs/sha256/%s",
-                                 lie->blob != NULL && i == n - 1 ? lie->blob : hex);
-                else
-                        snprintf(name, sizeof(name), "l%zu.tar", i);
+                member_name(layers, i, n, lie, name, sizeof(name));
                 snprintf(man + strlen(man), sizeof(man) - strlen(man), "%s\"%s\"", i ? "," : "",
                          name);
         }
@@ -214,12 +224,7 @@ static void write_image_as(struct buf *layers, size_t n, const struct lie *lie, 
                  lie != NULL && lie->config != NULL ? lie->config : cfgname);
         entry(&t, name, '0', 0644, cfg, NULL);
         for (i = 0; i < n; i++) {
-                hex_of(layers[i].p, layers[i].n, hex);
-                if (lie != NULL && lie->blobs)
-                        snprintf(name, sizeof(name), "blobs/sha256/%s",
-                                 lie->blob != NULL && i == n - 1 ? lie->blob : hex);
-                else
-                        snprintf(name, sizeof(name), "l%zu.tar", i);
+                member_name(layers, i, n, lie, name, sizeof(name));
                 header(&t, name, '0', 0644, layers[i].n, NULL);
                 put(&t, layers[i].p, layers[i].n);
                 pad(&t);

@@ -102,6 +102,16 @@ static void on_event(const json_t *ev, void *ud)
         app_mark_dirty(ud);
 }
 
+/* The pane's rows rebuilt from the view model (filter, sort) and, while it
+ * follows, the selection on the newest: what the next frame will show, so
+ * a key acts on that and not on the rows of the last frame drawn. */
+void app_list_sync(struct app *a, enum pane p)
+{
+        listview_build(&a->lists[p], a->vm, p == PANE_EXECS);
+        if (a->follow[p])
+                a->sel[p] = app_list_newest(a, p);
+}
+
 void app_reset_view(struct app *a)
 {
         int p;

@@ -201,6 +201,7 @@ void app_toggle_mouse(struct app *a);
 /* n: a new session on the setup screen, once the last one is idle. */
 void app_new_session(struct app *a);
 /* Selections on the newest items, following; nothing scrolled; no detail. */
+void app_list_sync(struct app *a, enum pane p);
 void app_reset_view(struct app *a);
 void app_find_themes_dir(struct app *a);
 void app_start_terminal(struct app *a);

@@ -281,6 +281,7 @@ static void move_sel(struct app *a, long delta)
                         a->scroll = 0;
         } else {
                 const struct list_view *lv = &a->lists[a->focus];
+                app_list_sync(a, a->focus);
                 a->sel[a->focus] = listview_move(lv, a->sel[a->focus], delta);
                 /* back on the last row of the arrival order: follow new ones */
                 a->follow[a->focus] = lv->sort == LIST_SORT_ARRIVAL && lv->n > 0 &&
@@ -363,6 +364,7 @@ static void key_mouse(struct app *a)
         a->focus = p;
         if (item >= 0) {
                 const struct list_view *lv = &a->lists[p];
+                app_list_sync(a, p);
                 a->sel[p] = item;
                 a->follow[p] = lv->sort == LIST_SORT_ARRIVAL && item == app_list_newest(a, p);
         }

@@ -474,10 +474,8 @@ static void place(struct app *a, enum pane p, int avail, int rows)
         struct list_view *lv = &a->lists[p];
         long fit = avail / rows > 0 ? avail / rows : 1, n, srow;
 
-        listview_build(lv, a->vm, p == PANE_EXECS);
+        app_list_sync(a, p);
         n = (long)lv->n;
-        if (a->follow[p])
-                a->sel[p] = app_list_newest(a, p);
         srow = listview_row(lv, a->sel[p]);
         if (srow < 0) { /* hidden by the filter, or gone: the first row */
                 a->sel[p] = n > 0 ? lv->rows[0] : -1;

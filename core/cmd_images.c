@@ -29,24 +29,34 @@ static uint64_t meter_now_ns(void)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void cmd_images_progress_text(const struct image_progress *p, double secs, char *out, size_t len)
+{
+        char done[32], total[32];
+        int n;
+
+        image_size_text(p->done, done, sizeof(done));
+        image_size_text(p->total, total, sizeof(total));
+        if (p->layers == 0)
+                n = snprintf(out, len, "exporting from the engine: %s", done);
+        else
+                n = snprintf(out, len, "unpacking layer %u of %u: %s of %s", p->layer, p->layers,
+                             done, total);
+        if (n >= 0 && (size_t)n < len && secs > 0.05)
+                snprintf(out + n, len - (size_t)n, ", %.0f MB/s", (double)p->done / secs / 1e6);
+}
+
 static void meter_show(const struct image_progress *p, void *ud)
 {
         struct image_meter *m = ud;
-        char done[32], total[32];
-        double secs;
+        char text[160];
 
-        if (p->layer != m->layer) {
+        if (!m->shown || p->layer != m->layer) {
                 m->layer = p->layer;
                 m->layer_t0_ns = meter_now_ns();
         }
-        secs = (double)(meter_now_ns() - m->layer_t0_ns) / 1e9;
-        image_size_text(p->done, done, sizeof(done));
-        image_size_text(p->total, total, sizeof(total));
-        fprintf(stderr, "\r%s: unpacking layer %u of %u: %s of %s", m->who, p->layer, p->layers,
-                done, total);
-        if (secs > 0.05)
-                fprintf(stderr, ", %.0f MB/s", (double)p->done / secs / 1e6);
-        fprintf(stderr, "   ");
+        cmd_images_progress_text(p, (double)(meter_now_ns() - m->layer_t0_ns) / 1e9, text,
+                                 sizeof(text));
+        fprintf(stderr, "\r%s: %s\033[K", m->who, text); /* the rest of a longer line erased */
         fflush(stderr);
         m->shown = true;
 }
@@ -72,7 +82,7 @@ void cmd_images_meter_start(struct image_meter *m, const char *who, struct image
 void cmd_images_meter_end(struct image_meter *m)
 {
         if (m->shown)
-                fprintf(stderr, "\r%-100s\r", "");
+                fprintf(stderr, "\r\033[K");
         sigaction(SIGINT, &m->old_int, NULL);
 }
 

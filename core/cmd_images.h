@@ -10,6 +10,7 @@
 
 struct image;
 struct image_caps;
+struct image_progress;
 
 int cmd_images_main(int argc, char **argv);
 
@@ -28,6 +29,9 @@ struct image_meter {
         bool shown;
         struct sigaction old_int;
 };
+/* A first export's or unpack's progress as one line ("unpacking layer 2 of
+ * 5: 120M of 400M, 85 MB/s"), secs since the layer (or export) began. */
+void cmd_images_progress_text(const struct image_progress *p, double secs, char *out, size_t len);
 void cmd_images_meter_start(struct image_meter *m, const char *who, struct image_caps *caps);
 void cmd_images_meter_end(struct image_meter *m);
 

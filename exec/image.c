@@ -1420,9 +1420,10 @@ out:
 
 /* An image in the engine's store, exported into a nameless file in the
  * cache (gone when closed): read as any `docker save` tarball. */
-static int source_engine(const char *ref, struct source *src, char *err, size_t errlen)
+static int source_engine(const char *ref, const struct image_caps *caps, struct source *src,
+                         char *err, size_t errlen)
 {
-        char dir[PATH_MAX], why[512];
+        char dir[PATH_MAX], why[512] = "";
         int rc = image_cache_dir(dir, sizeof(dir));
 
         if (rc == 0 && (src->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0)
@@ -1432,7 +1433,7 @@ static int source_engine(const char *ref, struct source *src, char *err, size_t 
                          strerror(-rc));
                 return rc;
         }
-        if ((rc = image_engine_fetch(ref, src->fd, why, sizeof(why))) < 0) {
+        if ((rc = image_engine_fetch(ref, src->fd, caps, why, sizeof(why))) < 0) {
                 snprintf(err, errlen,
                          "%s; or pass a tarball: `docker save %s -o FILE`, then --image FILE", why,
                          ref);
@@ -1442,14 +1443,15 @@ static int source_engine(const char *ref, struct source *src, char *err, size_t 
         return source_index(src, err, errlen);
 }
 
-static int source_open(const char *ref, struct source *src, char *err, size_t errlen)
+static int source_open(const char *ref, const struct image_caps *caps, struct source *src,
+                       char *err, size_t errlen)
 {
         struct stat st;
 
         memset(src, 0, sizeof(*src));
         src->fd = -1;
         if (stat(ref, &st) != 0 && image_engine_name_ok(ref) && errno == ENOENT)
-                return source_engine(ref, src, err, errlen);
+                return source_engine(ref, caps, src, err, errlen);
         if (stat(ref, &st) != 0) {
                 snprintf(err, errlen, "no image file or directory '%s'", ref);
                 return -ENOENT;
@@ -1653,7 +1655,7 @@ int image_open(const char *ref, const struct image_caps *caps, struct image **ou
         src.fd = -1;
         if ((rc = open_engine_cached(ref, img)) == 0)
                 goto out;
-        if ((rc = source_open(ref, &src, err, errlen)) < 0)
+        if ((rc = source_open(ref, caps, &src, err, errlen)) < 0)
                 goto out;
         if (source_has(&src, "manifest.json")) {
                 rc = (man = source_json(&src, "manifest.json", NULL, err, errlen)) == NULL

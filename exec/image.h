@@ -22,7 +22,8 @@ struct image;
  * cache_max: the sum of the cached images' sizes, the least recently used
  * removed past it. */
 /* How far a first unpack has come: layer n of m (from 1), its compressed
- * bytes read of its total. */
+ * bytes read of its total; or, layer 0 of 0, how many bytes of an engine's
+ * export have come (total 0: not known before it ends). */
 struct image_progress {
         unsigned layer, layers;
         uint64_t done, total;
@@ -33,7 +34,8 @@ struct image_caps {
         uint64_t cache_max;
         /* Optional: called as each layer starts, about every 4 MiB read, and
          * as it ends; and a flag that, once set (say by a signal handler),
-         * ends the unpack with -ECANCELED, nothing of it kept. */
+         * ends the export or unpack with -ECANCELED, nothing of it kept
+         * (checked at least every 100 ms while an engine sends nothing). */
         void (*progress)(const struct image_progress *p, void *ud);
         void *progress_ud;
         const volatile int *cancel;

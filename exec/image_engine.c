@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,11 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/fdio.h"
+#include "exec/image.h"
 
 #define ENGINE_HEAD_MAX 16384
 /* An inspection is a few KiB; a larger answer is not read. */
@@ -66,16 +69,77 @@ static int engine_socket(char *path, size_t len, char *err, size_t errlen)
         return -ENOENT;
 }
 
+/* An export's progress is told at most this often */
+#define EXPORT_PROGRESS_NS 100000000ull
+
+static uint64_t now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A request's cancel flag and the progress of its body (layer 0 of 0: an
+ * export, whose size is not known before it ends); caps may be NULL. */
+struct engine_meter {
+        const struct image_caps *caps;
+        struct image_progress pr;
+        uint64_t told_ns, told_bytes;
+};
+
+/* Tells the bytes come so far, unless they were told already or less than
+ * EXPORT_PROGRESS_NS ago (force: at once). */
+static void meter_tell(struct engine_meter *m, bool force)
+{
+        if (m->caps == NULL || m->caps->progress == NULL ||
+            (!force && (m->pr.done == m->told_bytes || now_ns() - m->told_ns < EXPORT_PROGRESS_NS)))
+                return;
+        m->told_ns = now_ns();
+        m->told_bytes = m->pr.done;
+        m->caps->progress(&m->pr, m->caps->progress_ud);
+}
+
+/* One read from the engine that a cancel ends, even while the engine sends
+ * nothing (an export can take the engine a while before its first byte),
+ * and that tells the progress while it waits: the bytes read, 0 at the
+ * end, -ECANCELED, or -errno. */
+static ssize_t engine_read(int s, void *buf, size_t n, struct engine_meter *m)
+{
+        const volatile int *cancel = m->caps != NULL ? m->caps->cancel : NULL;
+        struct pollfd p = {.fd = s, .events = POLLIN};
+        ssize_t r;
+        int ready;
+
+        for (;;) {
+                if (cancel != NULL && *cancel)
+                        return -ECANCELED;
+                ready = poll(&p, 1, m->caps != NULL ? 100 : -1);
+                if (ready < 0 && errno != EINTR)
+                        return -errno;
+                if (ready == 0)
+                        meter_tell(m, false);
+                if (ready <= 0) /* a signal may have set the cancel flag */
+                        continue;
+                r = read(s, buf, n);
+                if (r >= 0)
+                        return r;
+                if (errno != EINTR && errno != EAGAIN)
+                        return -errno;
+        }
+}
+
 /* Reads the status line and headers; body and nbody: what came after. */
-static int read_head(int s, char *head, size_t cap, int *status, char **body, size_t *nbody)
+static int read_head(int s, char *head, size_t cap, int *status, char **body, size_t *nbody,
+                     struct engine_meter *m)
 {
         size_t n = 0;
         char *end = NULL;
 
         while (end == NULL) {
-                ssize_t r = read(s, head + n, cap - 1 - n);
-                if (r < 0 && errno == EINTR)
-                        continue;
+                ssize_t r = engine_read(s, head + n, cap - 1 - n, m);
+                if (r == -ECANCELED)
+                        return (int)r;
                 if (r <= 0)
                         return -EPROTO;
                 n += (size_t)r;
@@ -94,12 +158,15 @@ static int read_head(int s, char *head, size_t cap, int *status, char **body, si
 }
 
 /* GET /images/NAME/OP (OP: "get" exports, "json" inspects), the body
- * written to out_fd; `what` names the operation in errors. */
-static int engine_get(const char *name, const char *op, const char *what, int out_fd, char *err,
-                      size_t errlen)
+ * written to out_fd; `what` names the operation in errors. caps (may be
+ * NULL): its cancel ends the request, its progress hears of the body's
+ * bytes (layer 0 of 0: an export, whose size is not known before). */
+static int engine_get(const char *name, const char *op, const char *what, int out_fd,
+                      const struct image_caps *caps, char *err, size_t errlen)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         char path[sizeof(sa.sun_path)], req[512], *head = NULL, *body, buf[65536];
+        struct engine_meter m = {.caps = caps};
         size_t nbody;
         int s = -1, status = 0, rc;
 
@@ -119,9 +186,10 @@ static int engine_get(const char *name, const char *op, const char *what, int ou
         snprintf(req, sizeof(req), "GET /images/%s/%s HTTP/1.0\r\nHost: engine\r\n\r\n", name, op);
         head = malloc(ENGINE_HEAD_MAX);
         if (head == NULL || (rc = fdio_write_all(s, req, strlen(req))) < 0 ||
-            (rc = read_head(s, head, ENGINE_HEAD_MAX, &status, &body, &nbody)) < 0) {
+            (rc = read_head(s, head, ENGINE_HEAD_MAX, &status, &body, &nbody, &m)) < 0) {
                 rc = head == NULL ? -ENOMEM : rc;
-                snprintf(err, errlen, "the engine at %s gave no HTTP answer", path);
+                if (rc != -ECANCELED)
+                        snprintf(err, errlen, "the engine at %s gave no HTTP answer", path);
                 goto out;
         }
         if (status == 404) {
@@ -139,17 +207,19 @@ static int engine_get(const char *name, const char *op, const char *what, int ou
                 goto out;
         }
         rc = fdio_write_all(out_fd, body, nbody);
+        m.pr.done = nbody;
+        meter_tell(&m, true);
         while (rc == 0) {
-                ssize_t r = read(s, buf, sizeof(buf));
-                if (r < 0 && errno == EINTR)
-                        continue;
+                ssize_t r = engine_read(s, buf, sizeof(buf), &m);
                 if (r < 0)
-                        rc = -errno;
+                        rc = (int)r;
                 if (r <= 0)
                         break;
                 rc = fdio_write_all(out_fd, buf, (size_t)r);
+                m.pr.done += (uint64_t)r;
+                meter_tell(&m, false);
         }
-        if (rc < 0)
+        if (rc < 0 && rc != -ECANCELED)
                 snprintf(err, errlen, "the %s of %s from the engine: %s", what, name,
                          strerror(-rc));
 out:
@@ -159,9 +229,10 @@ out:
         return rc;
 }
 
-int image_engine_fetch(const char *name, int out_fd, char *err, size_t errlen)
+int image_engine_fetch(const char *name, int out_fd, const struct image_caps *caps, char *err,
+                       size_t errlen)
 {
-        return engine_get(name, "get", "export", out_fd, err, errlen);
+        return engine_get(name, "get", "export", out_fd, caps, err, errlen);
 }
 
 int image_engine_id(const char *name, char hex[65], char *err, size_t errlen)
@@ -179,7 +250,7 @@ int image_engine_id(const char *name, char hex[65], char *err, size_t errlen)
                         close(fd);
                 return rc;
         }
-        rc = engine_get(name, "json", "inspection", fd, err, errlen);
+        rc = engine_get(name, "json", "inspection", fd, NULL, err, errlen);
         if (rc == 0 && (n = pread(fd, buf, ENGINE_INSPECT_MAX + 1, 0)) >= 0 &&
             n <= ENGINE_INSPECT_MAX) {
                 buf[n] = '\0';

@@ -21,6 +21,7 @@
 #include "tui/draw.h"
 #include "tui/glyphs.h"
 #include "tui/layout.h"
+#include "tui/prepare.h"
 #include "tui/terminal.h"
 #include "tui/tui.h"
 
@@ -93,7 +94,7 @@ static void on_tick(uv_timer_t *t)
 
         a->spin++;
         app_mark_dirty(a);
-        if (!a->busy)
+        if (!a->busy && a->prep == NULL)
                 uv_timer_stop(t);
 }
 
@@ -635,6 +636,12 @@ void app_quit(struct app *a, int exit_code)
 {
         if (!a->quitting || exit_code != 0)
                 a->exit_code = exit_code;
+        if (a->prep != NULL) { /* the unpack ends first (prepared() finishes) */
+                a->quitting = true;
+                prepare_cancel(a);
+                app_mark_dirty(a);
+                return;
+        }
         if (a->quitting && a->busy)
                 return;
         a->quitting = true;
@@ -715,7 +722,39 @@ static int init_app(struct app *a, int argc, char **argv, char *err, size_t errl
         for (i = 0; i < a->nthemes; i++)
                 if (a->o.theme != NULL && strcmp(a->themes[i], a->o.theme) == 0)
                         a->theme_i = i;
-        return open_session(a, err, errlen);
+        return 0;
+}
+
+/* The image's first unpack has ended (on the loop): the session opens, from
+ * the cache now, or the supervisor leaves saying why. */
+static void prepared(struct app *a, int rc, const char *err)
+{
+        char why[sizeof(a->fatal)];
+
+        if (a->quitting) {
+                snprintf(a->fatal, sizeof(a->fatal), "image %s: %s", a->o.image,
+                         rc == 0 ? "unpacked and cached, but quit before the session started"
+                                 : err);
+                finish(a);
+                return;
+        }
+        if (rc == 0 && (rc = open_session(a, why, sizeof(why))) < 0)
+                err = why;
+        if (rc < 0) {
+                snprintf(a->fatal, sizeof(a->fatal), "%s", err);
+                a->exit_code = rc == -ECANCELED ? 128 + SIGINT : 2;
+                finish(a);
+                return;
+        }
+        session_mcp_preview(a->s, on_preview_changed, a);
+        app_mark_dirty(a);
+}
+
+/* An image of its own (not an engine's container) is unpacked before the
+ * session, off the loop, with the terminal up to show how far it is. */
+static bool needs_prepare(const struct app *a)
+{
+        return a->o.image != NULL && a->o.runtime == NULL;
 }
 
 void app_start_terminal(struct app *a)
@@ -787,12 +826,14 @@ int tui_main(int argc, char **argv)
         struct app a;
         uv_loop_t loop;
         char err[512];
+        int rc;
 
         memset(&a, 0, sizeof(a));
         setlocale(LC_ALL, "");
         uv_loop_init(&loop);
         a.loop = &loop;
-        if (init_app(&a, argc, argv, err, sizeof(err)) < 0 || a.o.help) {
+        if (init_app(&a, argc, argv, err, sizeof(err)) < 0 || a.o.help ||
+            (!needs_prepare(&a) && open_session(&a, err, sizeof(err)) < 0)) {
                 if (a.o.help)
                         print_help();
                 else /* it may quote an image's entry or a path: escaped */
@@ -814,9 +855,20 @@ int tui_main(int argc, char **argv)
         }
         app_current = &a;
         app_start_terminal(&a);
+        if (a.s == NULL &&
+            (rc = prepare_start(&a, a.o.image, a.o.image_max, a.o.image_cache_max, prepared)) < 0) {
+                snprintf(a.fatal, sizeof(a.fatal), "cannot unpack the image: %s", strerror(-rc));
+                a.exit_code = 2;
+        } else if (a.s == NULL) {
+                a.screen = SCREEN_PREPARING;
+                uv_timer_start(&a.tick, on_tick, 250, 250);
+        }
         draw_frame(&a);
-        uv_run(&loop, UV_RUN_DEFAULT);
+        if (a.fatal[0] == '\0')
+                uv_run(&loop, UV_RUN_DEFAULT);
         app_close_terminal(&a);
+        if (a.fatal[0] != '\0') /* it may quote an image's entry or a path: escaped */
+                termout_message(stderr, "proctor: %s\n", a.fatal);
         /* after the screen is back: wind the session down for good (an
          * execution that will not go dies with proctor, PR_SET_PDEATHSIG) */
         if (close_session(&a) == 0) {

@@ -20,7 +20,8 @@
 #include "tui/prompt.h"
 #include "tui/theme.h"
 
-enum app_screen { SCREEN_SETUP, SCREEN_LIVE };
+/* SCREEN_PREPARING: the image's first unpack, before there is a session */
+enum app_screen { SCREEN_SETUP, SCREEN_LIVE, SCREEN_PREPARING };
 enum pane { PANE_TRANSCRIPT, PANE_TOOLS, PANE_EXECS, PANE_COUNT };
 enum dialog { DIALOG_NONE, DIALOG_KILL, DIALOG_KILL_ALL, DIALOG_QUIT };
 /* Where the setup screen's keys go: the prompt, or the mode cards. */
@@ -42,6 +43,7 @@ enum setup_limit {
 
 struct text_lines;
 struct wrapped;
+struct prepare;
 
 /* The detail view of one tool call or execution, and its output: the call's
  * output as sanitized lines, fed incrementally as it streams. */
@@ -126,6 +128,8 @@ struct app {
         } stops[STOP_PENDING];
         size_t nstops;
         uv_signal_t sigs[4];
+        struct prepare *prep; /* the image being unpacked, NULL when none */
+        char fatal[512];      /* why the supervisor could not go on, said at exit */
         bool dirty;
         uint64_t last_frame_ms;
         struct theme theme;
@@ -200,8 +204,10 @@ void app_toggle_pause(struct app *a);
 void app_toggle_mouse(struct app *a);
 /* n: a new session on the setup screen, once the last one is idle. */
 void app_new_session(struct app *a);
-/* Selections on the newest items, following; nothing scrolled; no detail. */
+/* The pane's rows rebuilt as the next frame will show them, the selection
+ * on the newest while the pane follows: before a key acts on them. */
 void app_list_sync(struct app *a, enum pane p);
+/* Selections on the newest items, following; nothing scrolled; no detail. */
 void app_reset_view(struct app *a);
 void app_find_themes_dir(struct app *a);
 void app_start_terminal(struct app *a);

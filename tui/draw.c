@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "exec/image.h"
+#include "tui/prepare.h"
 #include "tui/text.h"
 #include "tui/tui.h"
 
@@ -343,7 +344,9 @@ static void draw_header(struct app *a)
                 draw_put(a, 0, x, COLS - x - 1, THEME_HEADER, line);
         } else {
                 draw_put(a, 0, x, COLS - x - 1, THEME_HEADER,
-                         a->screen == SCREEN_SETUP ? "setup: pick where tools run" : "");
+                         a->screen == SCREEN_SETUP       ? "setup: pick where tools run"
+                         : a->screen == SCREEN_PREPARING ? "preparing the image"
+                                                         : "");
         }
         /* a trace that stopped takes the meter's row: the operator must not
          * believe a session recorded that is not */
@@ -383,7 +386,9 @@ static void draw_status(struct app *a)
                                      "Enter details  ? help  q quit",
                          p, e);
                 hint = replay;
-        } else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_LIMITS)
+        } else if (a->screen == SCREEN_PREPARING)
+                hint = "unpacking the image  Esc, q or Ctrl-C cancel (nothing of it is kept)";
+        else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_LIMITS)
                 hint = "Left/Right pick a limit  Up/Down change it  Tab back to the prompt  "
                        "Esc prompt";
         else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_MODE)
@@ -556,7 +561,9 @@ void draw_frame(struct app *a)
                 return;
         }
         draw_header(a);
-        if (a->screen == SCREEN_SETUP) {
+        if (a->screen == SCREEN_PREPARING) {
+                prepare_draw(a);
+        } else if (a->screen == SCREEN_SETUP) {
                 draw_setup(a);
         } else if (a->detail.open) {
                 draw_detail(a, &l.body);

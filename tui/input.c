@@ -712,6 +712,12 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
         /* nothing on screen to act on: keys must not act unseen */
         if (COLS < LAYOUT_MIN_COLS || LINES < LAYOUT_MIN_ROWS)
                 return;
+        /* no session yet, only the image's unpack: the keys that end it */
+        if (a->screen == SCREEN_PREPARING) {
+                if (kind == KEY_CODE_YES ? ch == KEY_F(10) : ch == 27 || ch == 'q')
+                        app_quit(a, 128 + SIGINT);
+                return;
+        }
         if (a->help) {
                 a->help = false;
                 return;

@@ -3,11 +3,13 @@
 engine_fake.py SOCKET NAME=TARBALL... serves GET /images/NAME/get with the
 tarball, GET /images/NAME/json with its Id (the sha256 of its config, as an
 engine gives it) and 404 for anything else, and logs each request line to
-stdout."""
+stdout. ENGINE_FAKE_STALL=N: an export sends its first N bytes, then nothing
+until the client goes (a slow or stuck engine)."""
 import hashlib
 import http.server
 import json
 import os
+import select
 import tarfile
 import socketserver
 import sys
@@ -31,9 +33,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             kind = "application/x-tar"
         self.send_response(200)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
+        stall = int(os.environ.get("ENGINE_FAKE_STALL", "-1")) if op == "get" else -1
+        if stall < 0:
+            self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if stall < 0:
+            self.wfile.write(data)
+            return
+        self.wfile.write(data[:stall])
+        self.wfile.flush()
+        select.select([self.connection], [], [], 120)  # readable: the client closed
+        print("export abandoned by the client", flush=True)
 
     def address_string(self):
         return "unix"
@@ -48,7 +58,9 @@ def config_digest(tarball):
         return hashlib.sha256(t.extractfile(manifest[0]["Config"]).read()).hexdigest()
 
 
-class Server(socketserver.UnixStreamServer):
+class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
     def get_request(self):
         conn, _ = super().get_request()
         return conn, ("unix", 0)

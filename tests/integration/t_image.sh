@@ -160,6 +160,50 @@ $T send-keys -t sw go Enter
 expect_screen sw "#1 exited .*exit 0  image base.tar" "the execution's row names its image" 10
 $T send-keys -t sw q
 
+# ---- the supervisor: a first export and unpack run before the setup
+# screen, showing how far they are, and Esc or Ctrl-C cancels them ----
+# an engine that sends the start of the export, then nothing
+ENGINE_FAKE_STALL=70000 python3 "$TOP/tests/integration/engine_fake.py" "$WORK/slow.sock" \
+        "test/slow:1=$IMG/base.tar" >"$WORK/slow.log" 2>&1 &
+slow=$!
+python3 "$TOP/tests/integration/engine_fake.py" "$WORK/fast.sock" "test/fast:1=$IMG/base.tar" \
+        >"$WORK/fast.log" 2>&1 &
+fast=$!
+for _ in $(seq 50); do [ -S "$WORK/slow.sock" ] && [ -S "$WORK/fast.sock" ] && break; sleep 0.1; done
+for key in Escape C-c; do
+        start "p$key" 120x30 "DOCKER_HOST=unix://$WORK/slow.sock XDG_CACHE_HOME=$WORK/cache-slow $PROCTOR --mode sandbox --image test/slow:1 --model script:$WORK/sv.jsonl"
+        expect_screen "p$key" "exporting from the engine: 6[0-9.]+K" \
+                "a stuck export: the supervisor shows the bytes come so far"
+        expect_screen "p$key" "Esc, q or Ctrl-C cancel" "and how to cancel it"
+        $T send-keys -t "p$key" "$key"
+        expect_screen "p$key" "proctor: image test/slow:1: cancelled; nothing of the unpack was kept" \
+                "$key cancels the stuck export, and says so"
+        expect_screen "p$key" "EXITED 130" "$key: the supervisor leaves as interrupted"
+done
+check "a cancelled export leaves nothing in the cache" \
+        test -z "$(ls -A "$WORK/cache-slow/proctor/images/roots" 2>/dev/null)"
+wait_file() { for _ in $(seq 50); do grep -q "$2" "$1" && return 0; sleep 0.1; done; return 1; }
+check "the engine sees the export abandoned" wait_file "$WORK/slow.log" "export abandoned"
+start pf 120x30 "DOCKER_HOST=unix://$WORK/fast.sock XDG_CACHE_HOME=$WORK/cache-fast $PROCTOR --mode sandbox --image test/fast:1 --model script:$WORK/sv.jsonl"
+expect_screen pf "image      test/fast:1 \([0-9a-f]{12}\)" "a whole export: the setup screen follows"
+$T send-keys -t pf go Enter
+expect_screen pf "Seen the image" "and the session runs in the image" 10
+$T send-keys -t pf q
+expect_screen pf "EXITED 0" "quit after the exported image's session"
+# exec: Ctrl-C (SIGINT) ends a stuck export as well
+gets=$(grep -c "/get " "$WORK/slow.log")
+DOCKER_HOST="unix://$WORK/slow.sock" XDG_CACHE_HOME="$WORK/cache-slow" "$PROCTOR" exec \
+        --mode sandbox --workspace "$WORK" --image test/slow:1 -- true 2>"$WORK/e" &
+ex=$!
+for _ in $(seq 100); do [ "$(grep -c "/get " "$WORK/slow.log")" -gt "$gets" ] && break; sleep 0.1; done
+sleep 0.3 # inside the export, past its first bytes
+kill -INT "$ex"
+wait "$ex"
+expect_eq "exec: SIGINT ends a stuck export (exit 130)" 130 $?
+expect_match "exec: and says nothing was kept" "cancelled; nothing of the unpack was kept" "$(cat "$WORK/e")"
+kill "$slow" "$fast"
+wait "$slow" "$fast" 2>/dev/null
+
 # ---- a session: run's bash tool in the image ----
 cat >"$WORK/s.jsonl" <<'S'
 {"content": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "cat /bin/image-marker; echo $IMAGE_VAR"}}]}
@@ -291,7 +335,9 @@ img "$IMG/tar${E}]0;owned$(printf '\007')name.tar" -- true >/dev/null 2>"$WORK/e
 "$PROCTOR" images >"$WORK/e4" 2>&1
 "$PROCTOR" exec --mode sandbox --workspace "$WORK/no${E}[2Jdir" -- true >/dev/null 2>"$WORK/e5"
 "$PROCTOR" run --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" --model "script:$WORK/s.jsonl" go >/dev/null 2>"$WORK/e6"
-"$PROCTOR" --mode sandbox --workspace "$WORK" --image "$IMG/escname.tar" </dev/null >/dev/null 2>"$WORK/e7"
+# (the supervisor unpacks on its screen, then says why it cannot go on)
+start e7 100x30 "$PROCTOR --mode sandbox --workspace $WORK --image $IMG/escname.tar 2>$WORK/e7"
+wait_for e7 "EXITED 2" || fail "the supervisor: a refused image ends it (exit 2)"
 # the control: each message does quote the name, shown in caret notation
 expect_match "User shown" "image User '\^\[\[31mevil'" "$(cat "$WORK/e1")"
 expect_match "WorkingDir shown" "WorkingDir '/srv/\^\[\]0;owned\^Gapp'" "$(cat "$WORK/e1")"

@@ -39,7 +39,7 @@ LIBS    := $(filter-out $(LINK_STATIC),$(PKG_LIBS)) -Wl,-Bstatic $(LINK_STATIC) 
            -ldl -lm
 LDFLAGS ?= -Wl,-O1,--as-needed
 
-LIB_SRC := $(sort $(wildcard exec/*.c core/*.c tui/*.c))
+LIB_SRC := $(sort $(wildcard exec/*.c exec/*/*.c core/*/*.c tui/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -58,12 +58,13 @@ FUZZ_INPUTS ?= 10000
 FUZZ_CC     ?= clang
 FUZZ_TIME   ?= 60
 FUZZ_SAN    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-# clang only: SANDBOX_SELF + 1 (exec/sandbox.c) skips the path's '/' on purpose.
+# clang only: SANDBOX_SELF + 1 (exec/native/sandbox.c) skips the path's '/' on purpose.
 FUZZ_WARN   := -Wno-string-plus-int
 FUZZ_OBJ    := $(LIB_SRC:%.c=build/fuzz/obj/%.o)
 FUZZERS     := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all deps test unit unit-asan integration bench fuzz format format-check run clean screenshots \
+.PHONY: all deps test unit unit-asan integration bench fuzz format format-check check-layers run \
+        clean screenshots \
         install uninstall FORCE
 
 all: proctor
@@ -86,15 +87,15 @@ build/asan/libproctor.a: $(ASAN_OBJ)
 	ar rcs $@ $^
 
 # The seccomp policy is compiled with libseccomp at build time; proctor
-# loads the generated BPF (see exec/gen/seccomp_gen.c).
-build/gen/seccomp_gen: exec/gen/seccomp_gen.c exec/seccomp.c exec/seccomp.h
+# loads the generated BPF (see exec/native/gen/seccomp_gen.c).
+build/gen/seccomp_gen: exec/native/gen/seccomp_gen.c exec/native/seccomp.c exec/native/seccomp.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DSECCOMP_GENERATOR -o $@ exec/gen/seccomp_gen.c exec/seccomp.c $(LIBS)
+	$(CC) $(ALL_CFLAGS) -DSECCOMP_GENERATOR -o $@ exec/native/gen/seccomp_gen.c exec/native/seccomp.c $(LIBS)
 
 build/gen/seccomp_policy.inc: build/gen/seccomp_gen
 	build/gen/seccomp_gen $@
 
-build/obj/exec/seccomp.o build/asan/exec/seccomp.o build/fuzz/obj/exec/seccomp.o: \
+build/obj/exec/native/seccomp.o build/asan/exec/native/seccomp.o build/fuzz/obj/exec/native/seccomp.o: \
         build/gen/seccomp_policy.inc
 
 # Only tui/datadir.c uses PROCTOR_DATADIR: it is rebuilt when DATADIR (or
@@ -147,6 +148,7 @@ build/fuzz/%: tests/fuzz/%.c build/fuzz/libproctor.a
 
 test: deps
 	@$(MAKE) --no-print-directory format-check
+	@tests/check-layers.sh
 	@$(MAKE) --no-print-directory proctor build/asan/proctor $(UNITS) $(ASAN_UNITS) \
 		$(FUZZ_DRIVERS)
 	@tests/run-unit.sh $(UNITS) $(ASAN_UNITS)
@@ -186,10 +188,14 @@ screenshots: deps
 	@tests/screenshots.sh
 
 format:
-	clang-format -i $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h)
+	clang-format -i $(wildcard *.c */*.c */*.h */*/*.c */*/*.h exec/*/gen/*.c)
+
+# Every include points down the layers (exec, core's folders, tui, main.c).
+check-layers:
+	@tests/check-layers.sh
 
 format-check:
-	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h */*/*.c tests/*/*.c tests/*/*.h) && echo "format-check: ok"
+	@clang-format --dry-run -Werror $(wildcard *.c */*.c */*.h */*/*.c */*/*.h exec/*/gen/*.c) && echo "format-check: ok"
 
 install: proctor
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/themes $(DESTDIR)$(MANDIR)/man1 \

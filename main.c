@@ -6,17 +6,17 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "core/cmd_exec.h"
-#include "core/cmd_images.h"
-#include "core/cmd_run.h"
-#include "core/config.h"
-#include "core/doctor.h"
-#include "core/mcp_cmd.h"
-#include "core/options.h"
-#include "core/tools.h"
-#include "core/trace.h"
-#include "exec/docker_init.h"
-#include "exec/env.h"
+#include "core/cli/cmd_exec.h"
+#include "core/cli/cmd_images.h"
+#include "core/cli/cmd_run.h"
+#include "core/session/config.h"
+#include "core/cli/doctor.h"
+#include "core/cli/mcp_cmd.h"
+#include "core/session/options.h"
+#include "core/tools/tools.h"
+#include "core/session/trace.h"
+#include "exec/docker/docker_init.h"
+#include "exec/native/env.h"
 #include "tui/tui.h"
 
 #ifdef __SANITIZE_ADDRESS__

@@ -24,12 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/cgroup.h"
-#include "exec/env.h"
+#include "exec/native/cgroup.h"
+#include "exec/native/env.h"
 #include "exec/runtime.h"
-#include "exec/sandbox.h"
-#include "exec/seccomp.h"
-#include "exec/workspace.h"
+#include "exec/native/sandbox.h"
+#include "exec/native/seccomp.h"
+#include "exec/native/workspace.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000

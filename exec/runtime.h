@@ -1,6 +1,6 @@
 /* runtime: the seam between exec's public API and what runs an execution.
  * `native` is exec.c's own sandbox (an execution with no runtime pointer);
- * any other runtime (exec/docker.c) fills this table and reports through
+ * any other runtime (exec/docker/docker.c) fills this table and reports through
  * the exec__rt_* calls below, so that callers of exec.h see one contract.
  * A runtime never touches struct exec's fields: exec.c owns them. */
 #ifndef PROCTOR_EXEC_RUNTIME_H

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/termout.h"
+#include "core/session/config.h"
+#include "core/view/termout.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
 #include "tui/glyphs.h"

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <uv.h>
 
-#include "core/options.h"
-#include "core/session.h"
-#include "core/trace.h"
-#include "core/viewmodel.h"
+#include "core/session/options.h"
+#include "core/session/session.h"
+#include "core/session/trace.h"
+#include "core/view/viewmodel.h"
 #include "tui/color.h"
 #include "tui/listview.h"
 #include "tui/prompt.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/image.h"
+#include "exec/image/image.h"
 #include "tui/prepare.h"
 #include "tui/text.h"
 #include "tui/tui.h"

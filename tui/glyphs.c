@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/safetext.h"
+#include "core/view/safetext.h"
 
 bool glyphs_codeset_is_utf8(const char *codeset)
 {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/viewmodel.h"
+#include "core/view/viewmodel.h"
 
 enum list_sort {
         LIST_SORT_ARRIVAL, /* as they came (the default) */

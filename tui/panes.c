@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/mcp.h"
-#include "exec/image.h"
+#include "core/tools/mcp.h"
+#include "exec/image/image.h"
 #include "tui/draw.h"
 #include "tui/text.h"
 

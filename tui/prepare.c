@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cmd_images.h"
-#include "exec/image.h"
+#include "core/cli/cmd_images.h"
+#include "exec/image/image.h"
 #include "tui/draw.h"
 
 struct prepare {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
+#include "core/util/buf.h"
 #include "tui/text.h"
 
 void prompt_init(struct prompt *p)

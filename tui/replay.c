@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "core/session/config.h"
 #include "tui/draw.h"
 #include "tui/terminal.h"
 #include "tui/tui.h"

@@ -1,5 +1,5 @@
 /* text: measuring, fitting and wrapping sanitized text for the TUI, and the
- * live tail of an output stream, sanitized by core/safetext's decoder so a
+ * live tail of an output stream, sanitized by core/view/safetext's decoder so a
  * split never changes the result. Never draws a byte that decoder would
  * have escaped; never reads the locale (the caller asks for ASCII). */
 #include "tui/text.h"

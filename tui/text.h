@@ -1,4 +1,4 @@
-/* text: measures, fits and wraps sanitized text (core/safetext) in terminal
+/* text: measures, fits and wraps sanitized text (core/view/safetext) in terminal
  * columns, and keeps the sanitized tail of a live output stream. Pure
  * functions, no ncurses, no locale: nothing here may ever hand a control
  * character or an escape sequence on to the terminal. */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/safetext.h"
+#include "core/view/safetext.h"
 
 /* Flags for text_fit. */
 enum {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "core/session/config.h"
 
 /* Marks a colour a line left out; resolved once the whole file is read. */
 #define INHERIT  (-2)

@@ -6,7 +6,7 @@
  * Usage: dispatch [-n ITERATIONS] [-b BATCH] */
 #include "bench.h"
 
-#include "core/tools.h"
+#include "core/tools/tools.h"
 
 /* One call from raw arguments to the capped text the model would get. */
 static void dispatch(const char *name, const char *arguments, const char *root,

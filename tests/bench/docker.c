@@ -11,7 +11,7 @@
 #include <getopt.h>
 
 #include "exec/exec.h"
-#include "exec/image.h"
+#include "exec/image/image.h"
 #include "tests/bench/bench.h"
 #include "tests/bench/bench_exec.h"
 

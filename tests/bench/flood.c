@@ -27,9 +27,9 @@
 #include <getopt.h>
 #include <sys/resource.h>
 
-#include "core/bus.h"
-#include "core/dispatch.h"
-#include "core/trace.h"
+#include "core/util/bus.h"
+#include "core/tools/dispatch.h"
+#include "core/session/trace.h"
 #include "exec/exec.h"
 #include "tests/bench/bench.h"
 

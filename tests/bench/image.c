@@ -19,8 +19,8 @@
 #include <getopt.h>
 
 #include "exec/exec.h"
-#include "exec/image.h"
-#include "exec/sha256.h"
+#include "exec/image/image.h"
+#include "exec/image/sha256.h"
 #include "tests/bench/bench.h"
 #include "tests/bench/bench_exec.h"
 

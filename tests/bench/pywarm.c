@@ -3,14 +3,14 @@
  * interleaved round-robin against a cold `python3 -c 'print(1)'` process:
  *   python3 -c  vfork + execve + waitpid of /usr/bin/python3, the one a
  *               sandbox's PATH finds
- *   cold        exec_spawn of the stub (exec/pystub.c) in a prebuilt
+ *   cold        exec_spawn of the stub (exec/native/pystub.c) in a prebuilt
  *               sandbox (pool of 1, no warm interpreter): the empty pool
  *   warm        exec_spawn taking a warm sandbox (exec_engine_opts.warm 1)
  *   tool call   the same as a session makes it: dispatch_start of
  *               run_python_code {"code": "print(1)"} to its done callback
  *               (the tool result), its events on a bus whose subscriber
  *               serializes each (as the trace writer does), on an engine
- *               set up as a session's (core/session.c: prewarm 1, warm up
+ *               set up as a session's (core/session/session.c: prewarm 1, warm up
  *               to 3, its room bounded by dispatch_warm_room)
  *   bash        `bash -c 'echo 1'` as a process, and in a sandbox from a
  *               pool of 1 (no warm bash: whether one would pay)
@@ -25,10 +25,10 @@
  * Exits non-zero only when an execution fails or gives the wrong output. */
 #include <getopt.h>
 
-#include "core/bus.h"
-#include "core/dispatch.h"
+#include "core/util/bus.h"
+#include "core/tools/dispatch.h"
 #include "exec/exec.h"
-#include "exec/pystub.h"
+#include "exec/native/pystub.h"
 #include "tests/bench/bench.h"
 
 enum { V_PROC, V_COLD, V_WARM, V_TOOL, V_BASH_PROC, V_BASH, NV };

@@ -8,8 +8,8 @@
  *   -m: size of the stream in MB (default 50) */
 #include "bench.h"
 
-#include "core/chat.h"
-#include "core/sse.h"
+#include "core/model/chat.h"
+#include "core/model/sse.h"
 
 #define PIECE 4096
 

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "core/viewmodel.h"
+#include "core/view/viewmodel.h"
 #include "tui/tui.h"
 
 static uint64_t seq;

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "core/viewmodel.h"
+#include "core/view/viewmodel.h"
 
 #define BATCH 4096
 

@@ -1,5 +1,5 @@
 /* fuzz_docker_demux: libFuzzer harness for the attach stream's frame
- * demuxer (exec/docker_api): arbitrary bytes fed whole and cut at random
+ * demuxer (exec/docker/docker_api): arbitrary bytes fed whole and cut at random
  * points must give the same payload bytes per stream, never more than was
  * fed, and the stats, inspect, image and label parsers must take the same
  * bytes safely.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/docker_api.h"
+#include "exec/docker/docker_api.h"
 
 struct run {
         uint64_t hash[3];

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/mcp_rpc.h"
+#include "core/tools/mcp_rpc.h"
 #include "tests/fuzz/fuzz_stream.h"
 
 struct run {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/chat.h"
-#include "core/sse.h"
+#include "core/model/chat.h"
+#include "core/model/sse.h"
 #include "tests/fuzz/fuzz_stream.h"
 
 struct run {
@@ -26,7 +26,7 @@ struct run {
 
 /* Bounds small enough for short inputs, from bits of the seed (the
  * input's first byte) that the cuts hardly depend on; NULL for the real
- * ones (core/bounds.h). Independent of the SSE limit, which would
+ * ones (core/util/bounds.h). Independent of the SSE limit, which would
  * otherwise drop every event before it reached them. */
 static const struct chat_bounds *pick_bounds(uint32_t seed, struct chat_bounds *b)
 {

@@ -1,4 +1,4 @@
-/* fuzz_text: libFuzzer harness for core/safetext.h and tui/text.h, the
+/* fuzz_text: libFuzzer harness for core/view/safetext.h and tui/text.h, the
  * one gate between untrusted bytes and the terminal. It checks what the header promises:
  * safetext_sanitize never lets a control, escape or bidi character through,
  * text_fit and text_wrap stay within their columns, and text_lines gives
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/safetext.h"
+#include "core/view/safetext.h"
 #include "tui/text.h"
 
 #define MAX_SPANS 4096

@@ -3,7 +3,7 @@
  * types, ids and fields it picks, ids from a small set so that events
  * refer to each other, values often missing, out of range or of the wrong
  * JSON type. After each event it walks the model through the accessors and
- * checks what core/viewmodel.h promises; some inputs also draw the model
+ * checks what core/view/viewmodel.h promises; some inputs also draw the model
  * off-screen (tui_bench_frames), live view or detail view, feeding events
  * between frames. An input that starts with '{' is read as JSONL instead,
  * one event per line, so that traces make seeds; its last two bytes (a
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/viewmodel.h"
+#include "core/view/viewmodel.h"
 #include "tui/tui.h"
 
 #define MAX_EVENTS 96

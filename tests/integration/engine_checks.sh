@@ -132,7 +132,7 @@ engine_check_sweep() {
         { kill -9 $p; wait $p; } 2>/dev/null
         expect_eq "$ENGINE: SIGKILLed proctor leaves its container" 1 "$(leftovers)"
         # Podman reads the seccomp profile from a file proctor writes, named
-        # with its pid (exec/docker.c, seccomp_file), where Docker takes it inline
+        # with its pid (exec/docker/docker.c, seccomp_file), where Docker takes it inline
         local sdir=${XDG_RUNTIME_DIR:-/tmp}
         [ "${#sdir}" -le 30 ] && [ "${sdir#/}" != "$sdir" ] || sdir=/tmp
         profiles() { find "$sdir" -maxdepth 1 -name "proctor-seccomp-$p-*" 2>/dev/null | wc -l; }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # What a model or an MCP server sends cannot grow proctor without bound
-# (core/bounds.h). Against a real HTTP server on 127.0.0.1: an answer whose
+# (core/util/bounds.h). Against a real HTTP server on 127.0.0.1: an answer whose
 # tool-call arguments never end, one whose text never ends, and one sent
 # whole past its bound are each refused with a model.error naming the
 # bound, and the session's peak memory stays near an ordinary session's.

@@ -296,7 +296,7 @@ expect_match "file tools: read shows it" "from the edit tool" "$(json_eval '[r["
 expect_match "file tools: proctor's binary cannot be written" "cannot write /.proctor/proctor: (Permission denied|Read-only file system)" "$(json_eval '[r["output"] for r in of("tool.result")][3]' <"$WORK/ev")"
 out=$(json_eval '[r["output"] for r in of("tool.result")][4]' <"$WORK/ev")
 expect_match "file tools: the image gains no /usr/lib" "/usr/lib: No such file" "$out"
-# every container starts through proctor's own init (exec/docker_init.c)
+# every container starts through proctor's own init (exec/docker/docker_init.c)
 expect_match "file tools: proctor's binary is in a command's container too, read-only" "^proctor$" "$out"
 expect_eq "file tools: nothing left" 0 "$(leftovers)"
 

@@ -46,7 +46,7 @@ done
 
 # every option the parser knows is in the man page, --help and the completions
 opts=$(sed -n '/^static const struct opt opts\[\] = {/,/^};/s/^ *{"\([a-z-]*\)".*/\1/p' \
-        "$TOP/core/options.c")
+        "$TOP/core/session/options.c")
 check "the option table is read" test "$(echo "$opts" | wc -w)" -ge 20
 help=$("$P/bin/proctor" --help)
 for o in $opts; do

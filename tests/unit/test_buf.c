@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
+#include "core/util/buf.h"
 
 /* Under ASan an allocation too large for any machine must come back NULL,
  * as from the C library, not end the test: that is the path tested. */

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec/cgroup.h"
+#include "exec/native/cgroup.h"
 
 #define STALE "proctor-999999-7"
 

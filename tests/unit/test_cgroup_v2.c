@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/cgroup.h"
+#include "exec/native/cgroup.h"
 
 struct tree {
         char dir[64];    /* mkdtemp dir */

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "core/chat.h"
-#include "core/sse.h"
+#include "core/model/chat.h"
+#include "core/model/sse.h"
 
 struct deltas {
         char text[4096];
@@ -749,7 +749,7 @@ static void test_bounds(void **state)
         chat_stream_free(s);
 }
 
-/* The real bounds (core/bounds.h) hold for arguments sent already parsed
+/* The real bounds (core/util/bounds.h) hold for arguments sent already parsed
  * too: a 2 MiB object is refused as arguments over 1 MiB. */
 static void test_bounds_default_parsed_arguments(void **state)
 {

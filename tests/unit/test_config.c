@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "core/session/config.h"
 #include "tests/unit/tmpdir.h"
 
 struct fixture {

@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
-#include "core/bus.h"
-#include "core/options.h"
-#include "core/units.h"
-#include "exec/env.h"
+#include "core/util/bus.h"
+#include "core/session/options.h"
+#include "core/util/units.h"
+#include "exec/native/env.h"
 
 static void test_sizes(void **state)
 {

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "core/dispatch.h"
-#include "core/session.h"
-#include "core/tools.h"
+#include "core/tools/dispatch.h"
+#include "core/session/session.h"
+#include "core/tools/tools.h"
 
 static struct exec_limits op_limits(uint64_t timeout_ms)
 {

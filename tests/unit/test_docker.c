@@ -1,4 +1,4 @@
-/* Unit tests for the Docker Engine API's pure parts (exec/docker_api):
+/* Unit tests for the Docker Engine API's pure parts (exec/docker/docker_api):
  * DOCKER_HOST parsing with TLS files, the create body's HostConfig, the
  * attach frame demuxer split at every offset, stats JSON folded into
  * exec_stats, inspect answers and the engine's error text. */
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "exec/docker_api.h"
+#include "exec/docker/docker_api.h"
 
 /* The labels round-trip through the create body; any label missing or
  * malformed makes the container no proctor's. */

@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "core/bus.h"
-#include "core/session.h"
-#include "core/viewmodel.h"
+#include "core/util/bus.h"
+#include "core/session/session.h"
+#include "core/view/viewmodel.h"
 #include "exec/exec.h"
 #include "tests/unit/exec_fixture.h"
 

@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "exec/image.h"
-#include "exec/inroot.h"
-#include "exec/sha256.h"
+#include "exec/image/image.h"
+#include "exec/native/inroot.h"
+#include "exec/image/sha256.h"
 
 /* ---- a tiny tar writer ---- */
 

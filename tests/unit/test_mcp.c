@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "core/mcp.h"
-#include "core/mcp_rpc.h"
-#include "core/tools.h"
-#include "exec/env.h"
+#include "core/tools/mcp.h"
+#include "core/tools/mcp_rpc.h"
+#include "core/tools/tools.h"
+#include "exec/native/env.h"
 
 /* ---- framing ---- */
 

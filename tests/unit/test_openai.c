@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "core/provider_openai.h"
+#include "core/model/provider_openai.h"
 
 #define KEY "sk-test-7f3a9c2e5b1d4f6a8c0e"
 

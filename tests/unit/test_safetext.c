@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/safetext.h"
+#include "core/view/safetext.h"
 
 /* Feeds `s` in chunks ending at each of `cuts`, then ends the stream. */
 static char *stream(const char *s, size_t len, unsigned flags, const size_t *cuts, size_t ncuts)

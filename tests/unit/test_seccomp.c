@@ -1,4 +1,4 @@
-/* Unit test for exec/seccomp: every promise of the policy is checked by a
+/* Unit test for exec/native/seccomp: every promise of the policy is checked by a
  * forked child that loads the real filter and makes the real call. Children
  * never call cmocka; they report through a pipe or their exit status. */
 #include <setjmp.h>
@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/seccomp.h"
+#include "exec/native/seccomp.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x80

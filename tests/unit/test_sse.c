@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/sse.h"
+#include "core/model/sse.h"
 
 #define MAX_EVENTS 32
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "core/safetext.h"
+#include "core/view/safetext.h"
 #include "tui/glyphs.h"
 #include "tui/text.h"
 

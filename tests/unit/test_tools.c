@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "core/tools.h"
+#include "core/tools/tools.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "core/bus.h"
-#include "core/trace.h"
+#include "core/util/bus.h"
+#include "core/session/trace.h"
 #include "tests/unit/tmpdir.h"
 
 #define SAMPLE "tests/data/sample-trace.jsonl"

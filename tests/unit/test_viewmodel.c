@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/bus.h"
-#include "core/viewmodel.h"
+#include "core/util/bus.h"
+#include "core/view/viewmodel.h"
 
 static uint64_t seq;
 

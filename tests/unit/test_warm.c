@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "exec/exec.h"
-#include "exec/pystub.h"
+#include "exec/native/pystub.h"
 #include "tests/unit/exec_fixture.h"
 
 struct run {
@@ -228,7 +228,7 @@ static bool ws_has(struct fixture *f, const char *name, off_t *size)
         return true;
 }
 
-/* The stub tells its status on an exit channel (fd 1000, exec/pystub.c)
+/* The stub tells its status on an exit channel (fd 1000, exec/native/pystub.c)
  * before its own exit, and the init then ends the sandbox. The code can
  * reach that channel: closing it, putting another pipe or a file over it,
  * os._exit, a signal, a child left running, a program started: each gives

@@ -10,7 +10,7 @@
 
 _Static_assert(SANDBOX_EXIT_FD == 1000, "the stub's exit channel is fd 1000");
 
-/* Why each step (see README, "How fast"):
+/* Why each step (see docs/performance.md, "Warm interpreters"):
  * - '' (the working directory, the workspace) is out of sys.path while the
  *   interpreter warms up, so nothing is imported from the workspace before
  *   the call, and the modules imported ahead come from the standard library.

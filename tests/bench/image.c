@@ -2,7 +2,7 @@
  * /usr, /etc entries) and one rooted in an image (exec/image, already
  * unpacked), interleaved round-robin so that machine noise hits both
  * alike. Both run the same static binary (busybox true), so the difference
- * is the root alone. Target (README, Images): image-rooted <= 1.2x.
+ * is the root alone. Target (docs/images.md): image-rooted <= 1.2x.
  *
  *
  * With -b BIG (a tarball whose bulk is one uncompressed layer, image_make.py
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
                 printf("| %s | %.0f | %.0f | %.0f | %.2fx |\n", names[i], series_median_us(&s[i]),
                        series_pct_us(&s[i], 90), series_pct_us(&s[i], 0.0001),
                        series_median_us(&s[i]) / host);
-        printf("\nTarget (README, Images): image-rooted median <= 1.2x host-rooted: %.2fx: %s\n",
+        printf("\nTarget (docs/images.md): image-rooted median <= 1.2x host-rooted: %.2fx: %s\n",
                im / host, im <= 1.2 * host ? "PASS" : "MISS");
         image_free(img);
         if (big != NULL)

@@ -5,6 +5,10 @@
 # test with SKIP, saying why, only when npm cannot install it.
 PKG=@modelcontextprotocol/server-everything
 CACHE=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}/build/mcp-everything${MCP_VERSION:+-$MCP_VERSION}
+# (one install at a time: runs of the suite go in parallel)
+mkdir -p "$(dirname "$CACHE")"
+exec {mcp_lock}>"$CACHE.lock"
+flock "$mcp_lock"
 if [ ! -f "$CACHE/node_modules/$PKG/package.json" ]; then
         rm -rf "$CACHE.tmp"
         mkdir -p "$CACHE.tmp"
@@ -16,6 +20,7 @@ if [ ! -f "$CACHE/node_modules/$PKG/package.json" ]; then
         fi
         rm -rf "$CACHE" && mv "$CACHE.tmp" "$CACHE"
 fi
+exec {mcp_lock}>&-
 cp -r "$CACHE/node_modules" "$WORK/"
 give_away "$WORK/node_modules"
 cat >"$WORK/mcp.json" <<JSON

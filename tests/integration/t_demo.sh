@@ -3,6 +3,7 @@
 # completes in under a minute, is labelled scripted, shows the modes differ
 # (the cache and /tmp survive between calls only in local mode), and its
 # runaway loop is ended by the limits (sandbox) or the timeout (local).
+# lock: demo (its local mode writes the host's /tmp/proctor-demo.txt)
 . "$(dirname "$0")/lib.sh"
 
 ev() { events_eval "$@"; }

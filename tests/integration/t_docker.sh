@@ -10,6 +10,7 @@
 # sweep that leaves others' containers. As a user without the daemon: the
 # permission-denied message only.
 # as-user: yes
+# lock: engine (a container engine's daemon at a time: each is heavy)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/engine_checks.sh"
 

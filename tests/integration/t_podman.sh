@@ -5,6 +5,7 @@
 # busybox-static test image imported through its compat API; then the
 # checks t_docker.sh makes of a Docker daemon (engine_checks.sh), and the
 # messages proctor gives where this host's Podman needs configuring.
+# lock: engine (a container engine's daemon at a time: each is heavy)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/engine_checks.sh"
 

@@ -56,7 +56,9 @@ $T send-keys -t sp "go" Enter
 expect_screen sp "#1 running" "the spiking process runs"
 sleep 10
 lv=$(levels sp "cpu +[0-9]+%")
-expect_match "the CPU graph still shows the spike of 8 s ago, then the quiet" '[4-7].*[01]$' "$lv"
+# (how high the spike draws depends on the CPU share the machine gave it:
+# its shape, not its height, is what is checked)
+expect_match "the CPU graph still shows the spike of 8 s ago, then the quiet" '[1-7]{2,}.*0{5,}$' "$lv"
 lv=$(levels sp "mem [0-9.]+[BKMG]/-")
 expect_match "the memory graph still shows the 150M of 8 s ago" '[3-7].*0$' "$lv"
 lv=$(levels sp "pids [0-9]+/-")

@@ -3,6 +3,7 @@
 # detail view (streamed output followed and scrolled, an execution's
 # limits and graphs), the mouse, suspending with Ctrl-Z and resuming, the
 # colour depth picked from the terminal description, and user themes.
+# lock: demo (its local mode writes the host's /tmp/proctor-demo.txt)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 

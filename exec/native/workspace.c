@@ -275,8 +275,13 @@ int exec_workspace_usable(struct exec_workspace *w, enum exec_ws_mode mode, bool
                 snprintf(err, errlen,
                          "workspace %s (%s's, mode %04o) is not writable by %s, whom sandboxes "
                          "act as there: use --workspace-mode ro (or overlay, writes discarded), or "
-                         "a directory %s can write",
-                         w->path, owner, (unsigned)(w->st.st_mode & 07777), actor, actor);
+                         "a directory %s can write%s",
+                         w->path, owner, (unsigned)(w->st.st_mode & 07777), actor, actor,
+                         /* a container acts as nobody; proctor's own sandbox as root there */
+                         !native && geteuid() == 0 && w->st.st_uid == 0
+                             ? ", or leave out --runtime: proctor's own sandbox acts as root in a "
+                               "root-owned workspace"
+                             : "");
         return -EACCES;
 }
 

@@ -127,6 +127,16 @@ expect_match "ro workspace: not writable" "w2: Read-only file system" "$out"
 dk --workspace-mode overlay -- true 2>"$WORK/e"
 expect_eq "overlay workspace: refused" 125 $?
 expect_match "overlay: says why" "overlay is for native sandboxes" "$(cat "$WORK/e")"
+# a root-owned workspace: a container acts as nobody there, so rw is
+# refused before the first call, naming proctor's own sandbox as the way
+mkdir -m 755 "$WORK/rootws"
+"$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK/rootws" -- true 2>"$WORK/e"
+expect_eq "a root-owned workspace, rw: refused (2)" 2 $?
+expect_match "and it says why and what works" \
+        "rootws \(root's, mode 0755\) is not writable by nobody.*leave out --runtime: proctor's own sandbox acts as root" \
+        "$(cat "$WORK/e")"
+out=$("$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK/rootws" --workspace-mode ro -- ls /workspace 2>&1)
+expect_eq "a root-owned workspace, ro: the container reads it" "" "$out"
 
 # ---- the engine over tcp (plain; TLS is not tested here) ----
 out=$(echo | DOCKER_HOST=tcp://127.0.0.1:$PORT dk -- sh -c 'echo over-tcp; exit 5')

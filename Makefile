@@ -149,7 +149,7 @@ build/fuzz/%: tests/fuzz/%.c build/fuzz/libproctor.a
 test: deps
 	@$(MAKE) --no-print-directory format-check
 	@tests/check-layers.sh
-	@$(MAKE) --no-print-directory proctor build/asan/proctor $(UNITS) $(ASAN_UNITS) \
+	@$(MAKE) --no-print-directory -j$$(nproc) proctor build/asan/proctor $(UNITS) $(ASAN_UNITS) \
 		$(FUZZ_DRIVERS)
 	@tests/run-unit.sh $(UNITS) $(ASAN_UNITS)
 	@tests/fuzz/run.sh $(FUZZ_INPUTS) $(FUZZ_DRIVERS)

@@ -481,17 +481,19 @@ static void test_pids_limit_refuses_forks(void **state)
 static void test_cpu_time_grows_within_quota(void **state)
 {
         struct fx *f = need_v1(state);
+        uint64_t t0 = now_us();
         pid_t a = spawn_in(f->cg, body_spin), b = spawn_in(f->cg, body_spin);
         usleep(200000);
         uint64_t during = stats(f).cpu_ns;
         assert_int_equal(waitpid(a, NULL, 0), a);
         assert_int_equal(waitpid(b, NULL, 0), b);
-        uint64_t after = stats(f).cpu_ns;
+        uint64_t wall_ns = (now_us() - t0) * 1000, after = stats(f).cpu_ns;
         assert_true(during > 0);
         assert_true(after > during);
-        assert_true(after > 100000000ull);
-        /* two spinners for 0.5 s at a one-core quota: about 0.5 s, never 1 s */
-        assert_true(after < 750000000ull);
+        /* two spinners for 0.5 s at a one-core quota: at most one core's
+         * worth of the time they ran (and one 100 ms period of slack), never
+         * two; a loaded machine gives them less, never more */
+        assert_true(after < wall_ns + 100000000ull);
         assert_true(stats(f).mem_peak_bytes > 0);
 }
 
@@ -507,9 +509,9 @@ static void test_kill_ends_group_fast(void **state)
         assert_int_equal(cgroup_kill(f->cg), 0);
         /* The 50 ms promise is measured by the benchmark; on a loaded
          * machine the test only insists that the kill is prompt. */
-        int reaped = reap_children(1000000);
+        int reaped = reap_children(5000000);
         uint64_t took = now_us() - t0;
-        if (reaped != 4 || took > 1000000)
+        if (reaped != 4 || took > 5000000)
                 fail_msg("reaped %d of 4 in %llu us", reaped, (unsigned long long)took);
         assert_int_equal(stats(f).pids, 0);
         assert_int_equal(cgroup_destroy(f->cg), 0);
@@ -560,7 +562,8 @@ static void test_kill_without_freezer(void **state)
         assert_int_equal(cgroup_kill(cg), 0);
         /* what counts is that nothing survives; the time only bounds the wait
          * (zombies count in pids.current until reaped, and there are many) */
-        reap_children(250000);
+        for (uint64_t end = now_us() + 5000000; stats(f).pids != 0 && now_us() < end;)
+                reap_children(50000);
         uint64_t took = now_us() - t0;
         struct cgroup_stats st = stats(f);
         if (st.pids != 0)
@@ -603,6 +606,10 @@ static void test_freeze_joins_freezer_late(void **state)
 
         assert_int_equal(cgroup_freeze(f->cg, true), 0);
         assert_true(dir_exists(fz, f->name));
+        /* FREEZING until every task has stopped: a loaded machine takes longer */
+        for (uint64_t end = now_us() + 5000000;
+             strcmp(slurp(fz, f->name, "freezer.state"), "FROZEN\n") != 0 && now_us() < end;)
+                usleep(10000);
         assert_string_equal(slurp(fz, f->name, "freezer.state"), "FROZEN\n");
         assert_int_equal(count_lines(slurp(fz, f->name, "cgroup.procs")), 4);
         uint64_t cpu0 = stats(f).cpu_ns;
@@ -612,7 +619,11 @@ static void test_freeze_joins_freezer_late(void **state)
         assert_int_equal(cgroup_freeze(f->cg, false), 0);
         assert_string_equal(slurp(fz, f->name, "freezer.state"), "THAWED\n");
         cpu0 = stats(f).cpu_ns;
-        usleep(200000);
+        /* thawed, they spin again: 50 ms of CPU, however long a loaded
+         * machine takes to give it */
+        for (uint64_t end = now_us() + 10000000;
+             stats(f).cpu_ns - cpu0 <= 50000000 && now_us() < end;)
+                usleep(10000);
         assert_true(stats(f).cpu_ns - cpu0 > 50000000);
 
         /* the two spinners die; the deaf child and the excepted parent stay */

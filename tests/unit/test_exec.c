@@ -228,7 +228,11 @@ static void kill_now(uv_timer_t *t)
 static void test_kill_fork_bomb(void **state)
 {
         struct exec_fixture *f = *state;
-        char *argv[] = {"bash", "-c", "b() { b | b & }; b; sleep 30 # bomb-marker-7f3", NULL};
+        char cmd[96], marker[48];
+        /* its own marker: another run of these tests may bomb alongside */
+        snprintf(marker, sizeof(marker), "bomb-marker-%d", (int)getpid());
+        snprintf(cmd, sizeof(cmd), "b() { b | b & }; b; sleep 30 # %s", marker);
+        char *argv[] = {"bash", "-c", cmd, NULL};
         struct run r = {0};
         uv_timer_t t;
         struct exec *e = spawn(f, EXEC_SANDBOX, argv, &r, NULL);
@@ -243,8 +247,10 @@ static void test_kill_fork_bomb(void **state)
          * ends it, fast and completely. */
         assert_int_equal(r.res.reason, EXEC_KILLED);
         assert_true(kill_sent_us > 0 && r.exit_at_us >= kill_sent_us);
-        assert_true(r.exit_at_us - kill_sent_us < 1000000);
-        assert_int_equal(count_marked("bomb-marker-7f3"), 0);
+        /* how fast is the benchmark's (make bench, the kill table); on a
+         * loaded machine the test insists on prompt: seconds, not the 30 s */
+        assert_true(r.exit_at_us - kill_sent_us < 5000000);
+        assert_int_equal(count_marked(marker), 0);
 }
 
 static void test_timeout(void **state)

@@ -264,7 +264,10 @@ static void test_pause_resume(void **state)
                 before = file_size(count_file(f));
                 r.watch_from_us =
                     exec_fixture_now_us() + 60000; /* samples wholly within the pause */
-                run_for(f, 1000);
+                /* five samples, however long a loaded machine takes for them */
+                for (uint64_t end = exec_fixture_now_us() + 10000000;
+                     r.samples < 5 && exec_fixture_now_us() < end;)
+                        run_for(f, 100);
                 assert_int_equal(file_size(count_file(f)), before);
                 assert_false(r.exited);
                 assert_true(r.samples >= 5);
@@ -296,7 +299,7 @@ static void test_kill_paused(void **state)
                 t0 = exec_fixture_now_us();
                 assert_int_equal(exec_kill(e), 0);
                 finish(f, &r);
-                assert_true(r.exit_at_us - t0 < 1000000);
+                assert_true(r.exit_at_us - t0 < 5000000); /* prompt even when loaded */
                 assert_string_equal(exec_reason_name(r.res.reason), "killed");
                 assert_int_equal(r.res.signal, SIGKILL);
                 unlink(count_file(f));

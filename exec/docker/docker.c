@@ -90,7 +90,7 @@ static bool seccomp_by_path(struct dk_exec *x, const char *answer, size_t n)
         x->create_body = NULL; /* once */
         rt->podman = true;
         if (body == NULL ||
-            (x->create = api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
+            (x->create = dk_api(rt, x, "POST", "/containers/create", body, created)) == NULL) {
                 free(body);
                 return false;
         }
@@ -134,11 +134,11 @@ static void created(struct dk_call *c, int status, const char *body, size_t n, c
                 reach_error(x, "create", err);
         }
         if (!x->created || x->has_pending || x->error[0] != '\0') {
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         x_state(x, "created");
-        attach(x);
+        dk_attach(x);
 }
 
 static void signalled(struct dk_call *c, int status, const char *body, size_t n, const char *err)
@@ -168,13 +168,13 @@ void send_kill(struct dk_exec *x, int sig)
         if (x->paused) {
                 /* A paused container cannot be killed until thawed. */
                 snprintf(path, sizeof(path), "/containers/%s/unpause", x->id);
-                struct dk_call *c = api(x->rt, x, "POST", path, "", unpaused_then_kill);
+                struct dk_call *c = dk_api(x->rt, x, "POST", path, "", unpaused_then_kill);
                 if (c != NULL)
                         snprintf(c->arg, sizeof(c->arg), "%d", sig);
                 return;
         }
         snprintf(path, sizeof(path), "/containers/%s/kill?signal=%d", x->id, sig);
-        api(x->rt, x, "POST", path, "", signalled);
+        dk_api(x->rt, x, "POST", path, "", signalled);
 }
 
 /* ---- the runtime's operations ---- */
@@ -212,7 +212,7 @@ static int post_create(struct dk_exec *x, char *body)
 
         free(body);
         if (pinned == NULL ||
-            (x->create = api(rt, x, "POST", "/containers/create", pinned, created)) == NULL) {
+            (x->create = dk_api(rt, x, "POST", "/containers/create", pinned, created)) == NULL) {
                 free(pinned);
                 return -ENOMEM;
         }
@@ -244,10 +244,10 @@ static void image_known(struct dk_call *c, int status, const char *body, size_t 
         }
         if (x->error[0] != '\0' || x->has_pending) {
                 free(create_body);
-                x_end(x);
+                dk_x_end(x);
         } else if (post_create(x, create_body) < 0) {
                 x_err(x, "out of memory");
-                x_end(x);
+                dk_x_end(x);
         }
 }
 
@@ -270,7 +270,7 @@ static int image_ask(struct dk_exec *x)
                                           : "%%%02X",
                                       (unsigned char)*name);
         snprintf(path + k, sizeof(path) - k, "/json");
-        x->create = api(x->rt, x, "GET", path, NULL, image_known);
+        x->create = dk_api(x->rt, x, "GET", path, NULL, image_known);
         return x->create != NULL ? 0 : -ENOMEM;
 }
 
@@ -448,7 +448,7 @@ static void kill_wait_over(uv_timer_t *t)
         struct dk_exec *x = t->data;
 
         if (!x->started)
-                x_end(x);
+                dk_x_end(x);
 }
 
 /* The engine has not created and started the container in time: the
@@ -462,7 +462,7 @@ static void setup_over(uv_timer_t *t)
                 return;
         x_err(x, "the Docker engine at %.100s did not create and start the container within %u s",
               x->rt->ep.shown, x->setup_ms / 1000);
-        x_end(x);
+        dk_x_end(x);
 }
 
 static void dk_kill(struct exec *e, enum exec_reason why)
@@ -499,7 +499,7 @@ static int dk_pause(struct exec *e, bool on)
         if (!x->started || x->ended || x->has_pending)
                 return -ESRCH;
         snprintf(path, sizeof(path), "/containers/%s/%s", x->id, on ? "pause" : "unpause");
-        if (api(x->rt, x, "POST", path, "", signalled) == NULL)
+        if (dk_api(x->rt, x, "POST", path, "", signalled) == NULL)
                 return -ENOMEM;
         x->paused = on;
         return 0;
@@ -623,17 +623,17 @@ static int dk_engine_new(uv_loop_t *loop, const struct exec_engine_opts *o, void
         }
         /* The sweep: containers whose proctor is gone (killed by SIGKILL). */
         struct dk_call *c = rt->list =
-            api(rt, NULL, "GET",
-                "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
-                "instance%22%5D%7D",
-                NULL, listed);
+            dk_api(rt, NULL, "GET",
+                   "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22proctor."
+                   "instance%22%5D%7D",
+                   NULL, dk_listed);
         if (c == NULL) {
                 snprintf(err, errlen,
                          "cannot load libcurl for the Docker Engine API (Debian/Ubuntu: libcurl4)");
                 rt_free(rt);
                 return -ELIBACC;
         }
-        rt->version = api(rt, NULL, "GET", "/version", NULL, versioned);
+        rt->version = dk_api(rt, NULL, "GET", "/version", NULL, versioned);
         *state = rt;
         return 0;
 }

@@ -83,9 +83,9 @@ void call_cancel(struct dk_call **cp)
         call_free(c);
 }
 
-struct dk_call *api(struct docker_rt *rt, struct dk_exec *x, const char *method, const char *path,
-                    const char *body,
-                    void (*done)(struct dk_call *, int, const char *, size_t, const char *))
+struct dk_call *dk_api(struct docker_rt *rt, struct dk_exec *x, const char *method,
+                       const char *path, const char *body,
+                       void (*done)(struct dk_call *, int, const char *, size_t, const char *))
 {
         static const char *const json_hdr[] = {"Content-Type: application/json", NULL};
         struct dk_call *c = calloc(1, sizeof(*c));

@@ -126,9 +126,9 @@ void send_kill(struct dk_exec *x, int sig);
 /* A call to the engine at `path` (body: JSON, or NULL), counted against x
  * (or, x NULL, the runtime); done gets its answer. NULL when it could not
  * start. */
-struct dk_call *api(struct docker_rt *rt, struct dk_exec *x, const char *method, const char *path,
-                    const char *body,
-                    void (*done)(struct dk_call *, int, const char *, size_t, const char *));
+struct dk_call *dk_api(struct docker_rt *rt, struct dk_exec *x, const char *method,
+                       const char *path, const char *body,
+                       void (*done)(struct dk_call *, int, const char *, size_t, const char *));
 /* Cancels a call in flight: its done never runs. */
 void call_cancel(struct dk_call **cp);
 /* The execution's error, as printf formats it. */
@@ -146,10 +146,10 @@ void x_state(struct dk_exec *x, const char *state);
 void x_unref(struct dk_exec *x);
 /* The command ended (the wait answered, or it never started): reads why,
  * reports, removes. */
-void x_end(struct dk_exec *x);
+void dk_x_end(struct dk_exec *x);
 /* Attaches to the created container's output (a raw upgraded connection,
  * or libcurl over TLS), then starts it. */
-void attach(struct dk_exec *x);
+void dk_attach(struct dk_exec *x);
 /* Writes to the container's stdin on the attach connection: 0, -EPIPE
  * when there is none (or no longer), or -ENOMEM. */
 int conn_write(struct dk_exec *x, const char *data, size_t len);
@@ -161,6 +161,6 @@ int conn_write(struct dk_exec *x, const char *data, size_t len);
 const char *seccomp_file(struct docker_rt *rt);
 /* The start's listing of labelled containers answered: those of proctors
  * that are gone are removed. */
-void listed(struct dk_call *c, int status, const char *body, size_t n, const char *err);
+void dk_listed(struct dk_call *c, int status, const char *body, size_t n, const char *err);
 
 #endif

@@ -184,7 +184,7 @@ static void x_remove(struct dk_exec *x)
         if (x->created) {
                 x_state(x, "removing");
                 snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", x->id);
-                api(x->rt, x, "DELETE", path, NULL, removed);
+                dk_api(x->rt, x, "DELETE", path, NULL, removed);
         }
         if (x->s != NULL)
                 x_close(x, (uv_handle_t *)x->s);
@@ -215,7 +215,7 @@ static void inspected(struct dk_call *c, int status, const char *body, size_t n,
 
 /* The command ended (the wait answered, or it never started): reads why,
  * reports, removes. */
-void x_end(struct dk_exec *x)
+void dk_x_end(struct dk_exec *x)
 {
         char path[160];
 
@@ -236,7 +236,7 @@ void x_end(struct dk_exec *x)
                 return;
         }
         snprintf(path, sizeof(path), "/containers/%s/json", x->id);
-        if (api(x->rt, x, "GET", path, NULL, inspected) == NULL) {
+        if (dk_api(x->rt, x, "GET", path, NULL, inspected) == NULL) {
                 x_err(x, "out of memory");
                 report(x, NULL);
                 x_remove(x);
@@ -245,7 +245,7 @@ void x_end(struct dk_exec *x)
 
 static void grace_over(uv_timer_t *t)
 {
-        x_end(t->data);
+        dk_x_end(t->data);
 }
 
 static void maybe_end(struct dk_exec *x)
@@ -253,7 +253,7 @@ static void maybe_end(struct dk_exec *x)
         if (!x->waited)
                 return;
         if (x->attach_eof) {
-                x_end(x);
+                dk_x_end(x);
         } else if (!x->ended) {
                 uv_timer_stop(&x->timer);
                 uv_timer_start(&x->timer, grace_over, END_GRACE_MS, 0);
@@ -375,7 +375,7 @@ static void pids_probe(uv_timer_t *t)
         if (x->rt->podman && x->poll == NULL && now - x->polled_us >= STATS_POLL_US) {
                 x->polled_us = now;
                 snprintf(path, sizeof(path), "/containers/%s/stats?stream=false", x->id);
-                x->poll = api(x->rt, x, "GET", path, NULL, polled);
+                x->poll = dk_api(x->rt, x, "GET", path, NULL, polled);
         }
         if ((l->pids == 0 || x->pids_hit) && (l->memory_bytes == 0 || x->oom_hit) && !x->rt->podman)
                 uv_timer_stop(t);
@@ -510,7 +510,7 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
                         answer_error(x, "start", status, body, n);
                 else
                         reach_error(x, "start", err);
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         x->started = true;
@@ -533,9 +533,9 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
         else if (x->rt->podman)
                 uv_timer_start(&x->probe, pids_probe, 0, 100);
         snprintf(path, sizeof(path), "/containers/%s/wait", x->id);
-        x->wait = api(x->rt, x, "POST", path, "", waited);
+        x->wait = dk_api(x->rt, x, "POST", path, "", waited);
         snprintf(path, sizeof(path), "/containers/%s/stats?stream=true", x->id);
-        if ((x->stats = api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
+        if ((x->stats = dk_api(x->rt, x, "GET", path, NULL, stats_done)) != NULL)
                 x->stats->line = stats_line;
         /* stdin stays open while the container runs: the init inside
          * hands the command its stdin_len bytes, and takes the stream's
@@ -556,13 +556,13 @@ static void start(struct dk_exec *x)
         char path[160];
 
         if (x->has_pending) {
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         snprintf(path, sizeof(path), "/containers/%s/start", x->id);
-        if ((x->start = api(x->rt, x, "POST", path, "", started)) == NULL) {
+        if ((x->start = dk_api(x->rt, x, "POST", path, "", started)) == NULL) {
                 x_err(x, "out of memory");
-                x_end(x);
+                dk_x_end(x);
         }
 }
 
@@ -615,7 +615,7 @@ static void head_parsed(struct dk_exec *x, const char *rest, size_t n)
         if (sscanf(x->head, "HTTP/1.%*d %d", &st) != 1 || (st != 101 && st != 200)) {
                 answer_error(x, "attach", st, rest, n); /* what came of the body */
                 uv_read_stop(x->s);
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         x->head_done = true;
@@ -632,7 +632,7 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
                 uv_read_stop(s);
                 if (!x->head_done) {
                         reach_error(x, "attach", uv_strerror((int)nread));
-                        x_end(x);
+                        dk_x_end(x);
                 } else {
                         attach_eof(x);
                 }
@@ -656,7 +656,7 @@ static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         } else if (x->hlen == sizeof(x->head) - 1) {
                 x_err(x, "attach: the answer's head is too long");
                 uv_read_stop(s);
-                x_end(x);
+                dk_x_end(x);
         }
 }
 
@@ -669,7 +669,7 @@ static void connected(uv_connect_t *r, int status)
 
         if (status < 0) {
                 reach_error(x, "attach", uv_strerror(status));
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         x->conn_made = true;
@@ -677,7 +677,7 @@ static void connected(uv_connect_t *r, int status)
         w = malloc(sizeof(*w) + strlen(req));
         if (w == NULL) {
                 x_err(x, "out of memory");
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         memcpy(w + 1, req, strlen(req));
@@ -687,7 +687,7 @@ static void connected(uv_connect_t *r, int status)
         if (uv_write(w, x->s, &b, 1, stdin_written) < 0 ||
             uv_read_start(x->s, conn_alloc, conn_read) < 0) {
                 reach_error(x, "attach", "write failed");
-                x_end(x);
+                dk_x_end(x);
         }
 }
 
@@ -699,12 +699,12 @@ static void resolved(uv_getaddrinfo_t *g, int status, struct addrinfo *ai)
                 /* killed meanwhile: nothing to connect */
         } else if (status < 0 || ai == NULL) {
                 reach_error(x, "attach", uv_strerror(status < 0 ? status : UV_EAI_NONAME));
-                x_end(x);
+                dk_x_end(x);
         } else {
                 x->creq.data = x;
                 if (uv_tcp_connect(&x->creq, &x->conn.tcp, ai->ai_addr, connected) < 0) {
                         reach_error(x, "attach", "connect failed");
-                        x_end(x);
+                        dk_x_end(x);
                 }
         }
         uv_freeaddrinfo(ai);
@@ -739,13 +739,13 @@ static void tls_attach_done(struct dk_call *c, int status, const char *body, siz
                         answer_error(x, "attach", status, body, n);
                 else
                         reach_error(x, "attach", err);
-                x_end(x);
+                dk_x_end(x);
                 return;
         }
         attach_eof(x);
 }
 
-void attach(struct dk_exec *x)
+void dk_attach(struct dk_exec *x)
 {
         struct docker_endpoint *ep = &x->rt->ep;
         uv_loop_t *loop = exec__rt_loop(x->e);
@@ -754,10 +754,10 @@ void attach(struct dk_exec *x)
         if (ep->tls) {
                 snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdout=1&stderr=1",
                          x->id);
-                x->attach_call = api(x->rt, x, "POST", path, "", tls_attach_done);
+                x->attach_call = dk_api(x->rt, x, "POST", path, "", tls_attach_done);
                 if (x->attach_call == NULL) {
                         x_err(x, "out of memory");
-                        x_end(x);
+                        dk_x_end(x);
                         return;
                 }
                 x->attach_call->head = tls_attach_head;
@@ -783,6 +783,6 @@ void attach(struct dk_exec *x)
         if (uv_getaddrinfo(loop, &x->gai, resolved, ep->host, port, NULL) < 0) {
                 x->refs--;
                 reach_error(x, "attach", "cannot resolve the host");
-                x_end(x);
+                dk_x_end(x);
         }
 }

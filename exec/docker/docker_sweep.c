@@ -85,7 +85,7 @@ static void swept_one(struct dk_call *c, int status, const char *body, size_t n,
  * process of this host and boot that no longer runs (SIGKILLed, say);
  * anything else, labelled by hand or by another proctor still running, is
  * left alone. */
-void listed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
+void dk_listed(struct dk_call *c, int status, const char *body, size_t n, const char *err)
 {
         struct docker_rt *rt = c->rt;
         struct docker_owner o;
@@ -103,7 +103,7 @@ void listed(struct dk_call *c, int status, const char *body, size_t n, const cha
                     !docker_owner_gone(&o, &rt->owner, docker_proc_start))
                         continue;
                 snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-                api(rt, NULL, "DELETE", path, NULL, swept_one);
+                dk_api(rt, NULL, "DELETE", path, NULL, swept_one);
         }
         json_decref(a);
 }

@@ -267,7 +267,7 @@ struct plan {
         char hex[65]; /* the config's digest */
 };
 
-bool hex64(const char *s)
+bool img_hex64(const char *s)
 {
         size_t i;
 
@@ -280,7 +280,7 @@ bool hex64(const char *s)
 /* "sha256:HEX" -> "blobs/sha256/HEX"; anything else is refused. */
 static int blob_path(const char *digest, char *out, size_t len, char *hex)
 {
-        if (digest == NULL || strncmp(digest, "sha256:", 7) != 0 || !hex64(digest + 7) ||
+        if (digest == NULL || strncmp(digest, "sha256:", 7) != 0 || !img_hex64(digest + 7) ||
             digest[71] != '\0')
                 return -EINVAL;
         snprintf(out, len, "blobs/sha256/%s", digest + 7);
@@ -302,7 +302,7 @@ static int plan_docker(json_t *man, struct plan *p, char *err, size_t errlen)
         }
         snprintf(p->config, sizeof(p->config), "%s", cfg);
         base = strrchr(cfg, '/') != NULL ? strrchr(cfg, '/') + 1 : cfg;
-        if (!hex64(base)) {
+        if (!img_hex64(base)) {
                 snprintf(err, errlen, "manifest.json names a config that is not a digest");
                 return -EINVAL;
         }
@@ -404,8 +404,8 @@ static int read_config(json_t *cfg, struct image *img, const char **diff, size_t
         }
         for (i = 0; i < nlayers; i++) {
                 diff[i] = json_string_value(json_array_get(ids, i));
-                if (diff[i] == NULL || strncmp(diff[i], "sha256:", 7) != 0 || !hex64(diff[i] + 7) ||
-                    diff[i][71] != '\0') {
+                if (diff[i] == NULL || strncmp(diff[i], "sha256:", 7) != 0 ||
+                    !img_hex64(diff[i] + 7) || diff[i][71] != '\0') {
                         snprintf(err, errlen, "the image config has a bad diff_id");
                         return -EINVAL;
                 }
@@ -443,7 +443,8 @@ static const char *blob_hex(const char *name)
 {
         while (strncmp(name, "./", 2) == 0)
                 name += 2;
-        if (strncmp(name, "blobs/sha256/", 13) != 0 || !hex64(name + 13) || name[13 + 64] != '\0')
+        if (strncmp(name, "blobs/sha256/", 13) != 0 || !img_hex64(name + 13) ||
+            name[13 + 64] != '\0')
                 return NULL;
         return name + 13;
 }
@@ -538,11 +539,11 @@ out:
         if (tdir >= 0)
                 close(tdir);
         if (tmp[0] != '\0' && access(tmp, F_OK) == 0)
-                remove_at(AT_FDCWD, tmp);
+                img_remove_at(AT_FDCWD, tmp);
         for (i = 0; rc < 0 && i < p->nlayers; i++) {
                 char why[8]; /* err keeps the first failure's reason */
                 if (fresh[i] && layer_path(lp, sizeof(lp), diff[i], why, sizeof(why)) == 0)
-                        remove_at(AT_FDCWD, lp);
+                        img_remove_at(AT_FDCWD, lp);
         }
         return rc;
 }

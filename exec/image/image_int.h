@@ -85,7 +85,7 @@ int tar_next(struct tar *t, struct tar_entry *e, char *err, size_t errlen);
  * a ".." component. */
 int path_clean(char *p);
 /* Removes name under dirfd, recursively, never following a link. */
-int remove_at(int at, const char *name);
+int img_remove_at(int at, const char *name);
 /* Unpacks one layer into layers/HEX, verified against its diff_id `hex`
  * and its blob digest (or NULL), within img->budget. */
 int layer_unpack(const char *hex, const char *blob, const char *what, struct stream *s,
@@ -111,6 +111,6 @@ void cache_enforce(const char *roots, uint64_t cap, const char *keep);
 /* The error for an image past its cap: which cap, and how to raise it. */
 void cap_message(const struct image *img, char *err, size_t errlen);
 /* Whether s is 64 lowercase hex digits, then its end, a '.' or a '/'. */
-bool hex64(const char *s);
+bool img_hex64(const char *s);
 
 #endif

@@ -65,8 +65,8 @@ void cache_upgrade(void)
                 close(fd);
         if (n != (ssize_t)strlen(IMG_CACHE_FORMAT) ||
             memcmp(buf, IMG_CACHE_FORMAT, (size_t)n) != 0) {
-                remove_at(at, "roots");
-                remove_at(at, "layers");
+                img_remove_at(at, "roots");
+                img_remove_at(at, "layers");
                 unlinkat(at, "format", 0);
                 fd = openat(at, "format", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             0600);
@@ -134,7 +134,7 @@ static struct cached *cached_list(const char *roots, size_t *n)
                 char path[PATH_MAX + 300];
                 struct stat st;
                 json_t *j;
-                if (!hex64(de->d_name) || de->d_name[64] != '\0')
+                if (!img_hex64(de->d_name) || de->d_name[64] != '\0')
                         continue;
                 snprintf(path, sizeof(path), "%s/%s/image.json", roots, de->d_name);
                 if ((j = json_load_file(path, 0, NULL)) == NULL)
@@ -172,7 +172,7 @@ static void layers_collect(const char *roots, struct cached *c, size_t n)
                 return;
         while ((de = readdir(d)) != NULL) {
                 bool used = false;
-                if (!hex64(de->d_name) || de->d_name[64] != '\0')
+                if (!img_hex64(de->d_name) || de->d_name[64] != '\0')
                         continue; /* ".", "..", a layer still being unpacked */
                 for (size_t i = 0; i < n && !used; i++) {
                         size_t k;
@@ -182,7 +182,7 @@ static void layers_collect(const char *roots, struct cached *c, size_t n)
                                                 strcmp(json_string_value(l), de->d_name) == 0);
                 }
                 if (!used)
-                        remove_at(dirfd(d), de->d_name);
+                        img_remove_at(dirfd(d), de->d_name);
         }
         closedir(d);
 }
@@ -204,7 +204,7 @@ void cache_enforce(const char *roots, uint64_t cap, const char *keep)
                 if (strcmp(c[i].hex, keep) == 0)
                         continue;
                 snprintf(path, sizeof(path), "%s/%s", roots, c[i].hex);
-                if (remove_at(AT_FDCWD, path) < 0)
+                if (img_remove_at(AT_FDCWD, path) < 0)
                         continue;
                 sum -= c[i].bytes;
                 json_decref(c[i].layers);
@@ -235,7 +235,7 @@ int image_cache_list(void (*fn)(const struct image_entry *e, void *ud), void *ud
                 char path[PATH_MAX + 300];
                 struct stat st;
                 json_t *j;
-                if (!hex64(de->d_name))
+                if (!img_hex64(de->d_name))
                         continue; /* ".", "..", an unpack still under way */
                 snprintf(path, sizeof(path), "%s/%s/image.json", roots, de->d_name);
                 if ((j = json_load_file(path, 0, NULL)) == NULL)
@@ -268,15 +268,15 @@ int image_cache_prune(unsigned *images, char *err, size_t errlen)
                 return -errno;
         while ((de = readdir(d)) != NULL)
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-                        *images += hex64(de->d_name);
-                        if ((rc = remove_at(dirfd(d), de->d_name)) < 0)
+                        *images += img_hex64(de->d_name);
+                        if ((rc = img_remove_at(dirfd(d), de->d_name)) < 0)
                                 break;
                 }
         closedir(d);
         if (rc == 0) {
                 char *slash = strrchr(dir, '/');
                 snprintf(slash, sizeof(dir) - (size_t)(slash - dir), "/layers");
-                rc = remove_at(AT_FDCWD, dir);
+                rc = img_remove_at(AT_FDCWD, dir);
         }
         if (rc < 0)
                 snprintf(err, errlen, "cannot prune %s: %s", dir, strerror(-rc));

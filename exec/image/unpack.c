@@ -440,7 +440,7 @@ static int open_parent(int root, char *path, const char **base)
 }
 
 /* Removes name under dirfd, recursively, never following a link. */
-int remove_at(int at, const char *name)
+int img_remove_at(int at, const char *name)
 {
         DIR *d;
         struct dirent *de;
@@ -462,7 +462,7 @@ int remove_at(int at, const char *name)
         while ((de = readdir(d)) != NULL) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                int rc = remove_at(dirfd(d), de->d_name);
+                int rc = img_remove_at(dirfd(d), de->d_name);
                 if (rc < 0) {
                         closedir(d);
                         return rc;
@@ -552,7 +552,7 @@ static int unpack_entry(struct unpack *u, struct tar *t, struct tar_entry *e)
                 if (mkdirat(dir, base, 0700) != 0 && errno == EEXIST) {
                         struct stat st;
                         if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                            !S_ISDIR(st.st_mode) && (rc = remove_at(dir, base)) == 0 &&
+                            !S_ISDIR(st.st_mode) && (rc = img_remove_at(dir, base)) == 0 &&
                             mkdirat(dir, base, 0700) != 0)
                                 rc = -errno;
                 }
@@ -564,7 +564,7 @@ static int unpack_entry(struct unpack *u, struct tar *t, struct tar_entry *e)
                 return rc;
         }
         /* A later entry of the same name replaces an earlier one. */
-        if ((rc = remove_at(dir, base)) < 0)
+        if ((rc = img_remove_at(dir, base)) < 0)
                 goto out;
         if (e->type == '2') {
                 if (symlinkat(e->link, dir, base) != 0)
@@ -667,7 +667,7 @@ int layer_unpack(const char *hex, const char *blob, const char *what, struct str
                 snprintf(err, errlen, "cannot store %s: %s", what, strerror(errno));
         }
         if (access(tmp, F_OK) == 0)
-                remove_at(AT_FDCWD, tmp);
+                img_remove_at(AT_FDCWD, tmp);
         return rc;
 }
 
@@ -688,11 +688,11 @@ int merge_dir(int from, int to)
                         struct dirent *te;
                         while (t != NULL && (te = readdir(t)) != NULL && rc == 0)
                                 if (strcmp(te->d_name, ".") != 0 && strcmp(te->d_name, "..") != 0)
-                                        rc = remove_at(to, te->d_name);
+                                        rc = img_remove_at(to, te->d_name);
                         if (t != NULL)
                                 closedir(t);
                 } else if (strncmp(de->d_name, ".wh.", 4) == 0) {
-                        rc = remove_at(to, de->d_name + 4);
+                        rc = img_remove_at(to, de->d_name + 4);
                 }
         }
         rewinddir(d);
@@ -707,7 +707,7 @@ int merge_dir(int from, int to)
                 }
                 bool exists = fstatat(to, n, &have, AT_SYMLINK_NOFOLLOW) == 0;
                 if (S_ISDIR(st.st_mode)) {
-                        if (exists && !S_ISDIR(have.st_mode) && (rc = remove_at(to, n)) < 0)
+                        if (exists && !S_ISDIR(have.st_mode) && (rc = img_remove_at(to, n)) < 0)
                                 break;
                         if ((!exists || !S_ISDIR(have.st_mode)) && mkdirat(to, n, 0700) != 0) {
                                 rc = -errno;
@@ -724,7 +724,7 @@ int merge_dir(int from, int to)
                                 close(tf);
                         continue;
                 }
-                if (exists && (rc = remove_at(to, n)) < 0)
+                if (exists && (rc = img_remove_at(to, n)) < 0)
                         break;
                 if (linkat(from, n, to, n, 0) != 0)
                         rc = -errno;

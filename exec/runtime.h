@@ -1,8 +1,9 @@
 /* runtime: the seam between exec's public API and what runs an execution.
- * `native` is exec.c's own sandbox (an execution with no runtime pointer);
+ * `native` is exec's own sandbox (an execution with no runtime pointer);
  * any other runtime (exec/docker/docker.c) fills this table and reports through
  * the exec__rt_* calls below, so that callers of exec.h see one contract.
- * A runtime never touches struct exec's fields: exec.c owns them. */
+ * A runtime never touches struct exec's fields: exec/engine.h holds them,
+ * for exec's own files alone. */
 #ifndef PROCTOR_EXEC_RUNTIME_H
 #define PROCTOR_EXEC_RUNTIME_H
 

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
          * local mode, say) may read its memory through /proc/PID/mem or
          * ptrace, nor find it in a core dump. Children get their own
          * memory's flag back at exec; sandboxes keep the id maps working
-         * (exec.c do_clone). Root's processes can still read it. */
+         * (exec/spawn.c do_clone). Root's processes can still read it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         env_process_init(argc, argv);
         /* Writes to a closed pipe must fail with EPIPE, not kill proctor;

@@ -156,10 +156,10 @@ static void unpaused_then_kill(struct dk_call *c, int status, const char *body, 
         struct dk_exec *x = c->x;
 
         x->paused = false;
-        send_kill(x, atoi(c->arg));
+        dk_send_kill(x, atoi(c->arg));
 }
 
-void send_kill(struct dk_exec *x, int sig)
+void dk_send_kill(struct dk_exec *x, int sig)
 {
         char path[200];
 
@@ -473,7 +473,7 @@ static void dk_kill(struct exec *e, enum exec_reason why)
                 x->has_pending = true;
                 x->pending = why;
         }
-        send_kill(x, SIGKILL);
+        dk_send_kill(x, SIGKILL);
         /* Before the start each step's answer ends it; one that never
          * comes must not keep the execution (and proctor) waiting. */
         if (!x->started && !x->ended)
@@ -487,7 +487,7 @@ static int dk_signal(struct exec *e, int sig)
         if (!x->started || x->ended)
                 return -ESRCH;
         x->op_signals |= 1ull << (sig - 1);
-        send_kill(x, sig);
+        dk_send_kill(x, sig);
         return 0;
 }
 

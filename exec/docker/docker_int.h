@@ -119,7 +119,7 @@ struct dk_exec {
 void rt_free(struct docker_rt *rt);
 /* SIGKILL or another signal to a started container (thawed first when
  * paused); before the start the flow sees has_pending at its next step. */
-void send_kill(struct dk_exec *x, int sig);
+void dk_send_kill(struct dk_exec *x, int sig);
 
 /* ---- docker_calls.c ---- */
 

@@ -307,7 +307,7 @@ static void stats_sample(struct dk_exec *x, const char *json, size_t n)
         if (l->cpu_ms > 0 && x->st.cpu_ms >= l->cpu_ms && !x->has_pending) {
                 x->has_pending = true;
                 x->pending = EXEC_CPU_LIMIT;
-                send_kill(x, SIGKILL);
+                dk_send_kill(x, SIGKILL);
         }
 }
 
@@ -389,7 +389,7 @@ static void on_deadline(uv_timer_t *t)
                 x->has_pending = true;
                 x->pending = EXEC_TIMEOUT;
         }
-        send_kill(x, SIGKILL);
+        dk_send_kill(x, SIGKILL);
 }
 
 static void stdin_written(uv_write_t *w, int status)
@@ -451,7 +451,7 @@ static void stdin_sent(int status, const char *body, size_t n, const char *err, 
                 x->has_pending = true;
                 x->pending = EXEC_SETUP_FAILED;
         }
-        send_kill(x, SIGKILL);
+        dk_send_kill(x, SIGKILL);
 }
 
 /* Over TLS the output's attach goes through libcurl, which cannot close
@@ -523,7 +523,7 @@ static void started(struct dk_call *c, int status, const char *body, size_t n, c
                 x->early = NULL;
         }
         if (x->has_pending) { /* killed while it started */
-                send_kill(x, SIGKILL);
+                dk_send_kill(x, SIGKILL);
         } else if (l->timeout_ms > 0) {
                 uv_timer_start(&x->timer, on_deadline, l->timeout_ms, 0);
         }

@@ -1012,7 +1012,7 @@ static void count_one(pid_t pid, void *arg)
 }
 
 /* v1: a group made without the freezer hierarchy (sandboxes do without it,
- * see exec.c) gets its directory there now, and every process of the group
+ * see exec/spawn.c) gets its directory there now, and every process of the group
  * is moved in, until the freezer lists as many as the first hierarchy (a
  * process may fork while its siblings move). Returns the hierarchy. */
 static int join_freezer(struct cgroup *cg)

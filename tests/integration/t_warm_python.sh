@@ -21,7 +21,9 @@ with open(sys.argv[1], "w") as f:
     for c in codes:
         f.write(json.dumps({"content": "", "tool_calls": [
             {"name": "run_python_code", "arguments": {"code": c}}]}) + "\n")
-    f.write(json.dumps({"content": "done"}) + "\n")
+    # the answer comes 3 s after the last call: time for the sandbox warmed
+    # after it to be ready and measured, however loaded the machine
+    f.write(json.dumps({"content": "done", "delay_ms": 3000}) + "\n")
 PY
 ev() { events_eval "$WORK/$1.jsonl" "$2"; }
 res() { ev "$1" "[r['output'] for r in of('tool.result')][$2]"; }

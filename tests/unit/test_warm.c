@@ -192,9 +192,11 @@ static void test_same_as_python_c(void **state)
             "import atexit; atexit.register(print, 'at exit')",
             "class A:\n    def __del__(self):\n        print('finalized')\na = A()",
             "f = open('/tmp/unclosed', 'w'); f.write('kept'); import subprocess",
-            "import threading, time\n"
-            "def w():\n    time.sleep(0.05); print('thread')\n"
-            "threading.Thread(target=w).start(); print('main')",
+            /* a thread that outlives the main code (in order: a sleep
+             * would race the main print on a loaded machine) */
+            "import threading\ne = threading.Event()\n"
+            "def w():\n    e.wait(); print('thread')\n"
+            "threading.Thread(target=w).start(); print('main', flush=True); e.set()",
         };
         struct fixture *f = *state;
         struct run cold, warm;

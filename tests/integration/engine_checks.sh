@@ -246,7 +246,9 @@ engine_check_group() {
         chmod 640 "$ws/s"
         out=$(setpriv --reuid="$T_OWNER" --regid=shadow --clear-groups cat "$ws/s" 2>&1)
         expect_eq "$ENGINE: control: a process in group shadow reads the file" shadow-secret "$out"
-        out=$("$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$ws" -- sh -c 'id -g; cat /workspace/s' 2>&1)
+        # (one stream inside: stdout and stderr are relayed apart, in no
+        # order between them)
+        out=$("$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$ws" -- sh -c 'id -g; cat /workspace/s 2>&1' 2>&1)
         expect_eq "$ENGINE: group: the owner's primary group" "$(id -g "$T_OWNER")" "$(echo "$out" | head -1)"
         expect_no_match "$ENGINE: group: the shadow group's file stays unread" "shadow-secret" "$out"
         rm -rf "$ws"

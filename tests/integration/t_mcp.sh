@@ -65,7 +65,9 @@ for mode in local sandbox; do
                 --trace "$T" "run long" >"$WORK/kill.out" 2>&1) &
         runner=$!
         pid=""
-        for _ in $(seq 100); do
+        # (a server of node in a sandbox may take long to start on a loaded
+        # machine: a sandbox weighs a tenth of a normal process)
+        for _ in $(seq 600); do
                 if grep -q '"tool.call"' "$T" 2>/dev/null; then
                         pid=$(json_field exec.start pid <"$T")
                         break

@@ -11,10 +11,11 @@ N=64
 mkdir -p "$WORK/ws"
 # each call: waits until all are likely up, writes a marker to its private
 # /tmp, lists the processes it can see, and checks its /tmp again later
-"$T_PY" - "$N" >"$WORK/many.jsonl" <<'EOF'
+# (the markers carry this run's pid: other runs of the suite go alongside)
+"$T_PY" - "$N" "$$" >"$WORK/many.jsonl" <<'EOF'
 import json, sys
-n = int(sys.argv[1])
-cmd = ("echo mine-{i} > /tmp/marker; sleep 2; "
+n, tag = int(sys.argv[1]), sys.argv[2]
+cmd = ("echo mine-" + tag + "-{i} > /tmp/marker; sleep 2; "
        "echo call-{i} pids=$(ls /proc | grep -c '^[0-9]') tmp=$(ls /tmp | wc -l) "
        "marker=$(cat /tmp/marker) host=$(hostname)")
 calls = [{"name": "bash", "arguments": {"command": cmd.format(i=i)}} for i in range(n)]
@@ -47,11 +48,11 @@ len(set(l for r in of("tool.result") for l in r["output"].split("\n") if l.start
 expect_eq "each saw only its own processes" "True" "$(events_eval "$E" '
 all(__import__("re").search(r"pids=[3-6] ", r["output"]) for r in of("tool.result"))')"
 expect_eq "each /tmp held only its own marker" "True" "$(events_eval "$E" '
-all(__import__("re").search(r"call-(\d+) .*tmp=1 marker=mine-\1 host=sandbox", r["output"])
+all(__import__("re").search(r"call-(\d+) .*tmp=1 marker=mine-\d+-\1 host=sandbox", r["output"])
     for r in of("tool.result"))')"
 expect_eq "limits held for each" $N "$(events_eval "$E" '
 len([e for e in of("exec.create") if e["limits"].get("pids") == 128])')"
-check "no sandbox process is left" no_process "echo mine-"
+check "no sandbox process is left" no_process "echo mine-$$-"
 if is_root; then
         check "no cgroup is left" no_cg_dirs_of $pid
 fi

@@ -79,7 +79,9 @@ with open(sys.argv[1], "w") as f:
     f.write(msg(py("print(0)")))
     f.write(msg(sh("sleep 1")))
     f.write(msg(py("print(1)"), py("print(2)"), py("print(3)")))
-    f.write(msg(sh("sleep 2")))
+    # (long enough for three interpreters to warm on a loaded machine, well
+    # short of the 30 s after which an idle pool shrinks)
+    f.write(msg(sh("sleep 8")))
     f.write(msg(py("print(4)"), py("print(5)"), py("print(6)")))
     f.write(json.dumps({"content": "done"}) + "\n")
 with open(sys.argv[2], "w") as f:

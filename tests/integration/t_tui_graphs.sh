@@ -62,7 +62,9 @@ expect_match "the CPU graph still shows the spike of 8 s ago, then the quiet" '[
 lv=$(levels sp "mem [0-9.]+[BKMG]/-")
 expect_match "the memory graph still shows the 150M of 8 s ago" '[3-7].*0$' "$lv"
 lv=$(levels sp "pids [0-9]+/-")
-expect_match "2 pids with no limit draw low bars, not full ones" '^[0-2]+$' "$lv"
+# (the first column may hold a start's passing processes, sampled late on a
+# loaded machine)
+expect_match "2 pids with no limit draw low bars, not full ones" '^[0-3][0-2]+$' "$lv"
 $T send-keys -t sp Tab Tab Enter
 expect_screen sp "execution #1 \(Esc closes\)" "the execution's details"
 expect_screen sp "graphs +the whole run, [0-9.]+s, oldest left; full height: cpu 100%, mem 256M \(no limit\), pids 16 \(no limit\)" \

@@ -74,7 +74,10 @@ void on_stats(uv_timer_t *t)
         if (cs.mem_peak_bytes > e->last.mem_peak_bytes)
                 e->last.mem_peak_bytes = cs.mem_peak_bytes;
         e->last.pids = cs.pids;
-        if (e->cb.on_stats != NULL)
+        /* Nothing of an execution before its start: on a loaded machine the
+         * first sample may come before the child says it has started (or
+         * before a warm sandbox's start is announced to its call). */
+        if (e->cb.on_stats != NULL && e->started && !e->start_due)
                 e->cb.on_stats(e, &e->last, e->ud);
         if (e->ws != NULL)
                 ws_quota_sample(e->ws);

@@ -106,6 +106,15 @@ static int setup_quiet(void **state)
         return 0;
 }
 
+/* Stats every millisecond: a sample is due long before a sandbox is built. */
+static int setup_eager(void **state)
+{
+        struct exec_engine_opts o = {.stats_interval_ms = 1};
+
+        exec_fixture_new(state, "exec", &o);
+        return 0;
+}
+
 static struct exec *spawn(struct exec_fixture *f, enum exec_isolation iso, char **argv,
                           struct run *r, const char *in)
 {
@@ -149,6 +158,27 @@ static void test_local_order_and_status(void **state)
         assert_int_equal(r.order[r.norder - 2], 'x');
         assert_int_equal(r.order[r.norder - 1], 'r');
         assert_int_equal(exec_engine_live(f->eng), 0);
+}
+
+/* Nothing of an execution comes before its start, however soon the first
+ * stats sample is due (a loaded machine once put one first). */
+static void test_no_stats_before_start(void **state)
+{
+        struct exec_fixture *f = *state;
+        char *argv[] = {"sh", "-c", "sleep 0.05", NULL};
+        struct run r[8];
+
+        memset(r, 0, sizeof(r));
+
+        for (int i = 0; i < 8; i++)
+                spawn(f, i % 2 ? EXEC_LOCAL : EXEC_SANDBOX, argv, &r[i], NULL);
+        run_until_removed(f, r, 8);
+        for (int i = 0; i < 8; i++) {
+                assert_int_equal(r[i].res.reason, EXEC_EXITED);
+                assert_int_equal(r[i].order[0], 's');
+                /* the premise: samples came while it ran */
+                assert_non_null(strchr(r[i].order, 't'));
+        }
 }
 
 static void test_sandbox_stdin(void **state)
@@ -461,6 +491,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_local_order_and_status, setup,
+                                            exec_fixture_teardown),
+            cmocka_unit_test_setup_teardown(test_no_stats_before_start, setup_eager,
                                             exec_fixture_teardown),
             cmocka_unit_test_setup_teardown(test_sandbox_stdin, setup, exec_fixture_teardown),
             cmocka_unit_test_setup_teardown(test_many_at_once, setup, exec_fixture_teardown),

@@ -165,20 +165,22 @@ static void test_local_order_and_status(void **state)
 static void test_no_stats_before_start(void **state)
 {
         struct exec_fixture *f = *state;
-        char *argv[] = {"sh", "-c", "sleep 0.05", NULL};
+        char *argv[] = {"sh", "-c", "sleep 0.2", NULL};
         struct run r[8];
+        int sampled = 0;
 
         memset(r, 0, sizeof(r));
-
         for (int i = 0; i < 8; i++)
                 spawn(f, i % 2 ? EXEC_LOCAL : EXEC_SANDBOX, argv, &r[i], NULL);
         run_until_removed(f, r, 8);
         for (int i = 0; i < 8; i++) {
                 assert_int_equal(r[i].res.reason, EXEC_EXITED);
                 assert_int_equal(r[i].order[0], 's');
-                /* the premise: samples came while it ran */
-                assert_non_null(strchr(r[i].order, 't'));
+                sampled += strchr(r[i].order, 't') != NULL;
         }
+        /* the premise: samples came while they ran (a loaded machine may
+         * keep the loop away from some of them for a whole run) */
+        assert_true(sampled > 0);
 }
 
 static void test_sandbox_stdin(void **state)

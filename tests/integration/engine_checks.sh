@@ -23,6 +23,9 @@ engine_image() {
 }
 
 leftovers() { docker ps -aq --filter label=proctor.pid | wc -l; }
+# leftovers_are N: as many containers of proctor's as N, asked anew at each
+# call (for wait_until: "$(leftovers)" in its arguments is counted only once)
+leftovers_are() { [ "$(leftovers)" -eq "$1" ]; }
 # has_container PID: a container of proctor process PID runs
 has_container() { [ -n "$(docker ps -q --filter label=proctor.pid="$1")" ]; }
 
@@ -124,7 +127,7 @@ engine_check_sweep() {
         "$PROCTOR" exec --runtime docker --image "$IMAGE" --workspace "$WORK" -- sleep 60 &
         p=$!
         track_pid $p
-        wait_until 20 test "$(leftovers)" -eq 1
+        wait_until 20 leftovers_are 1
         wait_until 20 has_container "$p"
         cid=$(docker ps -q --filter label=proctor.pid="$p")
         expect_match "$ENGINE: labelled with proctor's pid" '^[0-9a-f]+$' "$cid"
@@ -142,7 +145,7 @@ engine_check_sweep() {
                 expect_eq "$ENGINE: no profile file for Docker" 0 "$(profiles)"
         fi
         dk -- true
-        check "$ENGINE: the next start sweeps it" wait_until 20 test "$(leftovers)" -eq 0
+        check "$ENGINE: the next start sweeps it" wait_until 20 leftovers_are 0
         expect_eq "$ENGINE: and the dead proctor's profile file" 0 "$(profiles)"
 }
 
@@ -175,7 +178,7 @@ engine_check_kill() {
         check "$ENGINE: SIGTERM: proctor exec ends within 15 s" wait_until 15 test ! -e /proc/$p
         wait $p 2>/dev/null
         expect_eq "$ENGINE: SIGTERM: exit reason killed" killed "$(json_field exec.exit reason <"$WORK/kev")"
-        check "$ENGINE: SIGTERM: the container is removed" wait_until 10 test "$(leftovers)" -eq 0
+        check "$ENGINE: SIGTERM: the container is removed" wait_until 10 leftovers_are 0
 }
 
 # proctor's own seccomp policy, not the engine's default: a setuid bit on a

@@ -332,7 +332,7 @@ expect_screen k "Where should this session's tools run" "setup"
 expect_screen k "DOCKER" "the header names the runtime"
 $T send-keys -t k go Enter
 expect_screen k "#1 running" "the container runs" 15
-check "its container exists" wait_until 5 test "$(leftovers)" -eq 1
+check "its container exists" wait_until 5 leftovers_are 1
 $T send-keys -t k Tab Tab Home
 count() { cat "$WORK/count" 2>/dev/null; }
 wait_until 10 test -n "$(count)"
@@ -354,7 +354,7 @@ sleep 0.3
 $T send-keys -t k y
 expect_screen k "#1 killed" "k kills it, paused as it was" 10
 expect_screen k "Killed, fine" "the session goes on" 10
-check "its container is removed" wait_until 10 test "$(leftovers)" -eq 0
+check "its container is removed" wait_until 10 leftovers_are 0
 $T send-keys -t k q
 expect_screen k "EXITED 0" "quit"
 

@@ -26,6 +26,7 @@ N_LOCAL=$(count local)
 check "premise: mcp list counts tools in both modes" test "$N_SANDBOX" -gt 0 -a "$N_LOCAL" -gt 0
 # servers RUNNING_NAME: the server's processes under the pane
 servers() { tree m | grep -c "node_modules/$PKG/dist/index.js"; }
+servers_are() { [ "$(servers)" = "$1" ]; } # asked anew at each call of wait_until
 
 T_TRACE=$WORK/tui.jsonl
 start m 160x45 "cd $WORK && $PROCTOR --mode sandbox --mcp-config mcp.json --model script:$WORK/long.jsonl --trace $T_TRACE"
@@ -38,7 +39,7 @@ $T send-keys -t m F2
 expect_screen m "mcp        everything \((starting|$N_LOCAL tools)\)$" "a flip starts it again, in local mode"
 expect_screen m "mode from  the setup screen" "flipped to local"
 expect_screen m "mcp        everything \($N_LOCAL tools\)$" "and counts its tools there" 30
-if wait_until 5 test "$(servers)" = 1; then pass; else fail "the sandboxed one was stopped: $(servers) running"; fi
+if wait_until 5 servers_are 1; then pass; else fail "the sandboxed one was stopped: $(servers) running"; fi
 $T send-keys -t m F2
 expect_screen m "mcp        everything \($N_SANDBOX tools\)$" "back in sandbox mode" 30
 check "nothing of the setup screen's servers is in the trace" test ! -s "$T_TRACE"

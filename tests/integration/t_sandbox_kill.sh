@@ -66,7 +66,9 @@ t0=$(now_ms)
 kill -TERM $bg
 wait $bg
 t1=$(now_ms)
-if [ $((t1 - t0)) -lt 1500 ]; then pass; else fail "fork storm: SIGTERM took $((t1 - t0)) ms"; fi
+# prompt: well before its 30 s wall clock (how fast is the kill bench's;
+# twenty forking loops and a loaded machine slow the tear-down)
+if [ $((t1 - t0)) -lt 10000 ]; then pass; else fail "fork storm: SIGTERM took $((t1 - t0)) ms"; fi
 expect_eq "fork storm: reason killed" killed "$(jv "of('exec.exit')[0]['reason']")"
 check "fork storm: no process left" wait_gone "$mark" 1
 if is_root; then check "fork storm: no cgroup left" wait_until 1 no_cg_dirs_of $bg; fi

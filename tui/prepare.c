@@ -94,12 +94,11 @@ int prepare_start(struct app *a, const char *ref, uint64_t image_max, uint64_t c
                   prepare_done_fn done)
 {
         struct prepare *p = calloc(1, sizeof(*p));
-        int rc;
+        bool locked = false;
+        int rc = -ENOMEM;
 
-        if (p == NULL || (p->ref = strdup(ref)) == NULL) {
-                free(p);
-                return -ENOMEM;
-        }
+        if (p == NULL || (p->ref = strdup(ref)) == NULL)
+                goto fail;
         p->a = a;
         p->done_fn = done;
         p->t0_ms = app_now_ms();
@@ -108,24 +107,25 @@ int prepare_start(struct app *a, const char *ref, uint64_t image_max, uint64_t c
                                       .progress = on_progress,
                                       .progress_ud = p,
                                       .cancel = &p->cancel};
-        if ((rc = uv_mutex_init(&p->lock)) < 0) {
-                free(p->ref);
-                free(p);
-                return rc;
-        }
         p->wake.data = p;
-        if ((rc = uv_async_init(a->loop, &p->wake, on_wake)) < 0) {
-                uv_mutex_destroy(&p->lock);
-                free(p->ref);
-                free(p);
-                return rc;
-        }
+        if ((rc = uv_mutex_init(&p->lock)) < 0)
+                goto fail;
+        locked = true;
+        if ((rc = uv_async_init(a->loop, &p->wake, on_wake)) < 0)
+                goto fail;
         if ((rc = uv_thread_create(&p->thread, work, p)) < 0) {
-                uv_close((uv_handle_t *)&p->wake, on_closed);
+                uv_close((uv_handle_t *)&p->wake, on_closed); /* frees p */
                 return rc;
         }
         a->prep = p;
         return 0;
+fail:
+        if (locked)
+                uv_mutex_destroy(&p->lock);
+        if (p != NULL)
+                free(p->ref);
+        free(p);
+        return rc;
 }
 
 void prepare_cancel(struct app *a)

@@ -10,9 +10,11 @@
 
 mkdir -p "$WORK/s"
 cat >"$WORK/s/ctl.jsonl" <<'EOF'
-{"content": "Three at once.", "tool_calls": [{"name": "bash", "arguments": {"command": "trap 'echo got-term; exit 3' TERM; echo polite-up; while :; do sleep 0.1; done"}}, {"name": "bash", "arguments": {"command": "trap '' TERM; echo stubborn-up; while :; do sleep 0.1; done"}}, {"name": "bash", "arguments": {"command": "i=0; while :; do i=$((i+1)); echo $i > /workspace/count; sleep 0.05; done"}}]}
+{"content": "Three at once.", "tool_calls": [{"name": "bash", "arguments": {"command": "trap 'echo got-term; exit 3' TERM; echo polite-up; while :; do sleep 0.1; done"}}, {"name": "bash", "arguments": {"command": "trap '' TERM; echo stubborn-up; while :; do sleep 0.1; done"}}, {"name": "bash", "arguments": {"command": "i=0; while :; do i=$((i+1)); echo $i > /workspace/count.new; mv /workspace/count.new /workspace/count; sleep 0.05; done"}}]}
 {"content": "Controls done."}
 EOF
+# the counter renames each value into place: a pause between its truncate
+# and its write would leave the count empty for as long as it lasts
 count() { cat "$WORK/count" 2>/dev/null; }
 
 start c 160x45 "$PROCTOR --mode sandbox --model script:$WORK/s/ctl.jsonl"
@@ -52,13 +54,14 @@ expect_screen c "#3 paused \(p resumes" "p pauses it"
 expect_screen c "#3 paused " "the list shows it paused"
 sleep 0.3
 before=$(count)
+check "paused with a count" test -n "$before"
 sleep 1.2
 expect_eq "paused, the counter stands still" "$before" "$(count)"
 $T send-keys -t c p
 expect_screen c "#3 resumed" "p again resumes it"
 expect_screen c "#3 running" "running again"
 # (polled: a resumed sandbox weighs little on a loaded machine)
-counter_past() { test "$(count)" -gt "$1"; }
+counter_past() { local c; c=$(count); [ -n "$c" ] && [ "$c" -gt "$1" ]; }
 check "resumed, the counter goes on" wait_until 20 counter_past "$before"
 $T send-keys -t c p
 expect_screen c "#3 paused" "paused again"

@@ -54,18 +54,21 @@ echo
 imgdir=$(mktemp -d /tmp/proctor-bench-img.XXXXXX)
 # The digest table unpacks a 64 MiB layer into an emptied cache each round.
 if [ -x /bin/busybox ] && python3 tests/integration/image_make.py base "$imgdir/base.tar" &&
-        python3 tests/integration/image_make.py big "$imgdir/big.tar"; then
+        python3 tests/integration/image_make.py big "$imgdir/big.tar" &&
+        python3 tests/integration/image_make.py plain "$imgdir/plain.tar"; then
         XDG_CACHE_HOME="$imgdir/cache" build/bench/image -i "$imgdir/base.tar" \
                 -n "${IMAGE_ROUNDS:-200}" -b "$imgdir/big.tar" -u "${UNPACK_ROUNDS:-5}" || status=1
         # The same image named from an engine's store (a stand-in engine on
-        # a socket), cached by one run before the whole-process table.
-        python3 tests/integration/engine_fake.py "$imgdir/engine.sock" "bench/base:1=$imgdir/base.tar" \
+        # a socket), cached by one run before the whole-process table; one
+        # with no User or WorkingDir, so each run has nothing to note.
+        python3 tests/integration/engine_fake.py "$imgdir/engine.sock" "bench/plain:1=$imgdir/plain.tar" \
                 >/dev/null 2>&1 &
         engine=$!
         for _ in $(seq 50); do [ -S "$imgdir/engine.sock" ] && break; sleep 0.1; done
         export DOCKER_HOST="unix://$imgdir/engine.sock" XDG_CACHE_HOME="$imgdir/cache"
-        ./proctor exec --mode sandbox --workspace "$imgdir" --image bench/base:1 -- true &&
-                cli_image="-I bench/base:1"
+        ./proctor exec --mode sandbox --workspace "$imgdir" --image bench/plain:1 -- true &&
+                cli_image="-I bench/plain:1" &&
+                python3 tests/bench/engine_rtt.py "$imgdir/engine.sock" bench/plain:1
 else
         echo "image benchmark skipped: it needs python3 and /bin/busybox (busybox-static)"
 fi

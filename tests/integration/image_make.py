@@ -21,6 +21,8 @@ image_make.py KIND OUT [--oci]
         big       base + an uncompressed layer of $BIG_MB MiB (default 64) of
                   random bytes (the digest benchmark, tests/bench/image.c)
         esc       base with escape sequences in its User and WorkingDir
+        plain     base with no User or WorkingDir (nothing to note on stderr:
+                  the whole-process benchmarks)
         escname   base + a layer refused for an entry whose name holds an
                   escape sequence
   OUT: a `docker save` tarball, or with --oci an OCI layout directory;
@@ -152,7 +154,7 @@ def main():
     raw = [base_layer(), upper_layer()]
     if kind in ("forged", "forgedcfg"):
         raw = [forged_base_layer(), upper_layer()]
-    elif kind not in ("base", "esc"):
+    elif kind not in ("base", "esc", "plain"):
         raw.append(hostile_layer(kind))
     # the second layer is stored gzip-compressed, as registries ship them
     stored = [raw[0], gzip.compress(raw[1], mtime=0)] + raw[2:]
@@ -168,6 +170,9 @@ def main():
         config_name = sha(config_of([base_layer(), upper_layer()]))
     if kind == "esc":
         config = config_of(raw, workdir="/srv/\x1b]0;owned\x07app", user="\x1b[31mevil")
+        config_name = sha(config)
+    if kind == "plain":
+        config = config_of(raw, workdir="", user="")
         config_name = sha(config)
     blobs = {config_name: config}
     for s in stored:

@@ -167,6 +167,14 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.image_max = a->o.image_max;
         so.image_cache_max = a->o.image_cache_max;
         so.runtime = a->o.runtime;
+        /* The supervisor has no approval dialog yet: a policy that asks
+         * denies such calls, saying why. */
+        if (a->o.approval == NULL || approval_policy_parse(a->o.approval, &so.approval) < 0)
+                so.approval = APPROVAL_NEVER;
+        so.allow = a->o.allow.v;
+        so.nallow = a->o.allow.n;
+        so.deny = a->o.deny.v;
+        so.ndeny = a->o.deny.n;
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)
                 return rc;

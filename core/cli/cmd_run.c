@@ -15,6 +15,7 @@
 
 #include "core/util/buf.h"
 #include "core/cli/cmd_images.h"
+#include "core/cli/run_approval.h"
 #include "core/session/config.h"
 #include "core/view/exec_report.h"
 #include "core/session/options.h"
@@ -39,6 +40,9 @@ struct run {
         uint64_t labelled[16];
         size_t nlabelled;
         bool quota_warned;
+        const char *approval_from;  /* why the approval policy is what it is */
+        struct run_approval *asker; /* answers approval requests, or NULL */
+        unsigned unasked;           /* calls denied: the policy asked, no one could answer */
 };
 
 static bool labelled(const struct run *r, uint64_t id)
@@ -177,6 +181,8 @@ static void print_human(const json_t *ev, void *ud)
                                                           : "",
                     str(ev, "model"), str(ev, "workspace"));
                 print_fallback(json_object_get(ev, "limits_per_process"));
+                termout_printf(&r->err, "proctor: approval %s (%s)\n",
+                               str(json_object_get(ev, "approval"), "policy"), r->approval_from);
         } else if (strcmp(type, "model.message") == 0) {
                 print_message_end(r, ev);
         } else if (strcmp(type, "tool.call") == 0) {
@@ -229,6 +235,13 @@ static void print_human(const json_t *ev, void *ud)
                                str(ev, "server"), str(ev, "state"),
                                (long long)json_integer_value(json_object_get(ev, "tools")),
                                str(ev, "error")[0] ? ": " : "", str(ev, "error"));
+        } else if (strcmp(type, "approval.decision") == 0 &&
+                   strcmp(str(ev, "by"), "operator") != 0) {
+                const char *rule = str(ev, "rule"), *why = str(ev, "reason");
+                termout_printf(&r->err, "     %s %s by %s%s%s%s%s%s\n", str(ev, "call_id"),
+                               strcmp(str(ev, "decision"), "allow") == 0 ? "allowed" : "denied",
+                               str(ev, "by"), rule[0] ? " '" : "", rule, rule[0] ? "'" : "",
+                               why[0] ? ": " : "", why);
         } else if (strcmp(type, "session.note") == 0) {
                 termout_printf(&r->err, "proctor: note to the model: %s\n", str(ev, "text"));
         } else if (strcmp(type, "operator.interrupt") == 0) {
@@ -244,6 +257,35 @@ static void print_human(const json_t *ev, void *ud)
         }
 }
 
+/* Calls the policy asked about that no one could answer. */
+static void count_unasked(const json_t *ev, void *ud)
+{
+        struct run *r = ud;
+
+        if (strcmp(str(ev, "type"), "approval.decision") == 0 &&
+            strcmp(str(ev, "by"), "policy") == 0 && strcmp(str(ev, "decision"), "deny") == 0)
+                r->unasked++;
+}
+
+/* The policy: as asked for, else `host` when someone at a terminal can
+ * answer and `never` for scripts (what run did before approvals). */
+static enum approval_policy pick_policy(const struct options *o, const char **from)
+{
+        enum approval_policy p = APPROVAL_NEVER;
+
+        if (o->approval != NULL && approval_policy_parse(o->approval, &p) == 0) {
+                *from = "as asked";
+                return p;
+        }
+        if (isatty(0)) {
+                *from = "the default with a terminal on stdin";
+                return APPROVAL_HOST;
+        }
+        *from = "the default without a terminal on stdin: calls run unasked; "
+                "--approval host asks";
+        return APPROVAL_NEVER;
+}
+
 static void on_idle(enum agent_status st, void *ud)
 {
         struct run *r = ud;
@@ -251,6 +293,7 @@ static void on_idle(enum agent_status st, void *ud)
 
         r->idle = true;
         r->status = st;
+        run_approval_close(r->asker); /* stdin is read no more */
         for (i = 0; i < 3; i++)
                 uv_close((uv_handle_t *)&r->sig[i], NULL);
         /* The sandbox kept ready for a next call would keep the loop alive. */
@@ -283,7 +326,8 @@ static void print_help(void)
                "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
                "interrupted (Ctrl-C), 3 when it completed but its trace could not be written\n"
-               "in full.\n\noptions:\n%s%s"
+               "in full; also 1 when calls were denied because the approval policy asked and no\n"
+               "one could answer.\n\noptions:\n%s%s" OPTIONS_HELP_APPROVAL
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops (default 100)\n"
@@ -377,6 +421,13 @@ int cmd_run_main(int argc, char **argv)
         so.image_max = o.image_max;
         so.image_cache_max = o.image_cache_max;
         so.runtime = o.runtime;
+        so.approval = pick_policy(&o, &r.approval_from);
+        so.allow = o.allow.v;
+        so.nallow = o.allow.n;
+        so.deny = o.deny.v;
+        so.ndeny = o.deny.n;
+        /* --json reads decisions on stdin; a terminal answers prompts */
+        so.can_ask = so.approval != APPROVAL_NEVER && (o.json || isatty(0));
         if (o.image != NULL && o.mode != EXEC_SANDBOX) {
                 fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "
                                 "--mode sandbox\n");
@@ -421,6 +472,9 @@ int cmd_run_main(int argc, char **argv)
         termout_init(&r.out, 1, o.raw);
         termout_init(&r.err, 2, o.raw);
         bus_subscribe(bus, o.json ? bus_print_jsonl : print_human, &r);
+        bus_subscribe(bus, count_unasked, &r);
+        if (so.can_ask)
+                r.asker = run_approval_new(&loop, bus, r.s, o.json);
         session_on_idle(r.s, on_idle, &r);
         for (i = 0; i < 3; i++) {
                 uv_signal_init(&loop, &r.sig[i]);
@@ -442,6 +496,16 @@ int cmd_run_main(int argc, char **argv)
                         uv_close((uv_handle_t *)&r.sig[i], NULL);
         }
         session_end(r.s);
+        if (r.unasked > 0) {
+                fprintf(stderr,
+                        "proctor run: %u call%s denied: the approval policy asked and no one "
+                        "could answer (%s); to let such calls run, give --approval never or "
+                        "--allow RULE\n",
+                        r.unasked, r.unasked == 1 ? " was" : "s were",
+                        o.json ? "stdin ended" : "no terminal on stdin and no --json");
+                if (status == 0)
+                        status = 1;
+        }
         if (!o.json)
                 fprintf(stderr, "proctor: trace %s%s\n", trace_path(trace),
                         trace_status(trace) < 0 ? " (incomplete: see above)" : "");

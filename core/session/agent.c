@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/tools/tools.h"
 
@@ -20,7 +21,10 @@ struct call {
         int wait_for; /* index of an earlier call on the same path or key, or -1 */
         bool started, done, ok;
         bool cancelled; /* never started: interrupt or kill-all came first */
-        char *result;   /* what the model reads, capped */
+        bool waiting;   /* for the operator's approval (approval.request) */
+        uint64_t asked_ms;
+        char *edited; /* the arguments as the operator edited them */
+        char *result; /* what the model reads, capped */
 };
 
 struct agent {
@@ -79,6 +83,7 @@ static void free_calls(struct agent *a)
                 free(a->calls[i].name);
                 free(a->calls[i].arguments);
                 free(a->calls[i].result);
+                free(a->calls[i].edited);
                 json_decref(a->calls[i].args);
         }
         free(a->calls);
@@ -443,8 +448,18 @@ static void complete_call(struct agent *a, struct call *c, bool ok, const char *
 {
         size_t out_len;
         bool truncated;
-        char *capped = tools_cap(text, len, a->cfg.output_cap, &out_len, &truncated);
+        char *capped, *noted = NULL;
         json_t *ev;
+
+        /* the model asked for other arguments than those that ran */
+        if (c->edited != NULL &&
+            asprintf(&noted, "[the operator edited this call's arguments before it ran: %s]\n%.*s",
+                     c->edited, (int)len, text) >= 0) {
+                text = noted;
+                len = strlen(noted);
+        }
+        capped = tools_cap(text, len, a->cfg.output_cap, &out_len, &truncated);
+        free(noted);
 
         free(c->result);
         c->result = capped != NULL ? capped : strdup("");
@@ -480,10 +495,125 @@ static void on_done(struct tool_run *r, const struct tool_outcome *o, void *ud)
         }
 }
 
-static void start_call(struct agent *a, struct call *c)
+static void dispatch_call(struct agent *a, struct call *c)
 {
         char err[512];
 
+        /* dispatch_start sets c->run before a builtin completes at once */
+        if (dispatch_start(a->cfg.dx, c->id, c->name, c->args, on_done, a, &c->run, err,
+                           sizeof(err)) < 0) {
+                char msg[600];
+                c->run = NULL;
+                snprintf(msg, sizeof(msg), "the tool could not be started: %s", err);
+                complete_call(a, c, false, msg, strlen(msg), -1, 0);
+        }
+}
+
+static uint64_t mono_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* approval.decision: who decided, and how long the call waited. */
+static void emit_decision(struct agent *a, struct call *c, bool allow, const char *by,
+                          const struct approval_rule *rule, const char *reason,
+                          const char *rule_added)
+{
+        json_t *ev = json_pack("{s:s,s:s,s:s,s:I}", "call_id", c->id, "decision",
+                               allow ? "allow" : "deny", "by", by, "waited_ms",
+                               (json_int_t)(c->waiting ? mono_ms() - c->asked_ms : 0));
+
+        if (rule != NULL)
+                json_object_set_new(ev, "rule", json_string(rule->text));
+        if (reason != NULL && reason[0] != '\0')
+                json_object_set_new(ev, "reason", bus_string(reason, strlen(reason)));
+        if (c->edited != NULL)
+                json_object_set_new(ev, "arguments", bus_string(c->edited, strlen(c->edited)));
+        if (rule_added != NULL)
+                json_object_set_new(ev, "rule_added", json_string(rule_added));
+        emit(a, "approval.decision", ev);
+}
+
+static void deny_by_rule(struct agent *a, struct call *c, const struct approval_rule *rule)
+{
+        char msg[700];
+
+        emit_decision(a, c, false, "rule", rule, NULL, NULL);
+        c->waiting = false;
+        snprintf(msg, sizeof(msg), "denied by the operator's rule '%.600s': this call was not run",
+                 rule->text);
+        complete_call(a, c, false, msg, strlen(msg), -1, 0);
+}
+
+/* The limits the call would run under, as the operator sees them before
+ * it runs: an execution's (a builtin in local mode has none), an MCP
+ * call's none of its own. */
+static json_t *call_limits(struct agent *a, struct call *c)
+{
+        const struct dispatch_ctx *dx = a->cfg.dx;
+        struct exec_limits lim;
+        char err[200];
+
+        if (strncmp(c->name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0 ||
+            (dx->mode == EXEC_LOCAL && !tools_runs_process(c->name)) ||
+            dispatch_call_limits(&dx->limits, c->args, &lim, err, sizeof(err)) < 0)
+                return json_object();
+        if (dx->mode == EXEC_LOCAL)
+                return json_pack("{s:I}", "timeout_ms", (json_int_t)lim.timeout_ms);
+        return json_pack("{s:I,s:I,s:I,s:I}", "timeout_ms", (json_int_t)lim.timeout_ms, "cpu_ms",
+                         (json_int_t)lim.cpu_ms, "memory_bytes", (json_int_t)lim.memory_bytes,
+                         "pids", (json_int_t)lim.pids);
+}
+
+/* The policy and the rules decide, or the call waits for the operator:
+ * true when it may start now. */
+static bool approved(struct agent *a, struct call *c)
+{
+        struct approval_call ac = {c->name, c->args, a->cfg.dx->mode == EXEC_LOCAL, false};
+        struct approval_result res;
+        char where[300], msg[700];
+
+        if (a->cfg.approval == NULL)
+                return true;
+        ac.mcp_reaches_host = dispatch_mcp_reaches_host(a->cfg.dx, c->name);
+        approval_check(a->cfg.approval, &ac, &res);
+        if (res.verdict == APPROVAL_ALLOW) {
+                if (res.rule != NULL)
+                        emit_decision(a, c, true, "rule", res.rule, NULL, NULL);
+                return true;
+        }
+        if (res.verdict == APPROVAL_DENY) {
+                deny_by_rule(a, c, res.rule);
+                return false;
+        }
+        dispatch_where(a->cfg.dx, c->name, where, sizeof(where));
+        emit(a, "approval.request",
+             json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "call_id", c->id, "tool", c->name, "arguments",
+                       c->arguments, "where", where, "asked_by", res.asked_by, "limits",
+                       call_limits(a, c)));
+        c->waiting = true;
+        c->asked_ms = mono_ms();
+        if (a->cfg.can_ask)
+                return false;
+        /* no one to ask: never a hang */
+        emit_decision(a, c, false, "policy", NULL,
+                      "no one can approve it here (no terminal, no --json)", NULL);
+        c->waiting = false;
+        a->totals.denied_unasked++;
+        snprintf(msg, sizeof(msg),
+                 "denied: proctor's approval policy '%s' asks the operator before this call, and "
+                 "no one could answer; the operator may allow it with --approval never or a rule "
+                 "(--allow %s)",
+                 approval_policy_name(approval_policy(a->cfg.approval)), c->name);
+        complete_call(a, c, false, msg, strlen(msg), -1, 0);
+        return false;
+}
+
+static void start_call(struct agent *a, struct call *c)
+{
         c->started = true;
         if (c->args == NULL) {
                 complete_call(a, c, false, c->result, strlen(c->result), -1, 0);
@@ -493,14 +623,8 @@ static void start_call(struct agent *a, struct call *c)
                 complete_call(a, c, false, "interrupted by the operator", 27, -1, 0);
                 return;
         }
-        /* dispatch_start sets c->run before a builtin completes at once */
-        if (dispatch_start(a->cfg.dx, c->id, c->name, c->args, on_done, a, &c->run, err,
-                           sizeof(err)) < 0) {
-                char msg[600];
-                c->run = NULL;
-                snprintf(msg, sizeof(msg), "the tool could not be started: %s", err);
-                complete_call(a, c, false, msg, strlen(msg), -1, 0);
-        }
+        if (approved(a, c))
+                dispatch_call(a, c);
 }
 
 static void start_ready_calls(struct agent *a)
@@ -546,6 +670,17 @@ unsigned agent_kill_all(struct agent *a, unsigned *cancelled)
                         nc++;
                         continue;
                 }
+                if (c->waiting) {
+                        /* the operator's answer will not come: denied */
+                        char msg[160];
+                        snprintf(msg, sizeof(msg), "denied: %s while it waited for approval", note);
+                        emit_decision(a, c, false, "operator", NULL, note, NULL);
+                        c->waiting = false;
+                        c->cancelled = true;
+                        complete_call(a, c, false, msg, strlen(msg), -1, 0);
+                        nc++;
+                        continue;
+                }
                 if (c->run == NULL)
                         continue;
                 if (dispatch_queued(c->run)) {
@@ -583,6 +718,77 @@ void agent_interrupt(struct agent *a)
                 return;
         }
         agent_kill_all(a, NULL); /* queued and waiting calls are cancelled */
+}
+
+int agent_approve(struct agent *a, const char *call_id, bool allow, const char *by,
+                  const char *reason, const char *arguments, const char *rule_added, char *err,
+                  size_t errlen)
+{
+        struct call *c = NULL;
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++)
+                if (a->calls[i].waiting && strcmp(a->calls[i].id, call_id) == 0)
+                        c = &a->calls[i];
+        if (c == NULL) {
+                snprintf(err, errlen, "no call '%.200s' waits for approval", call_id);
+                return -ENOENT;
+        }
+        if (allow && arguments != NULL && strcmp(arguments, c->arguments) != 0) {
+                json_t *args = NULL;
+                if (tools_parse_args(c->name, arguments, &args, err, errlen) < 0)
+                        return -EINVAL;
+                json_decref(c->args);
+                c->args = args;
+                free(c->edited);
+                c->edited = strdup(arguments);
+        }
+        emit_decision(a, c, allow, by, NULL, reason, rule_added);
+        c->waiting = false;
+        a->dispatching = true;
+        if (allow) {
+                dispatch_call(a, c);
+        } else {
+                char msg[1200];
+                snprintf(msg, sizeof(msg), "denied by the operator%s%.1000s",
+                         reason != NULL && reason[0] ? ": " : "", reason != NULL ? reason : "");
+                complete_call(a, c, false, msg, strlen(msg), -1, 0);
+        }
+        /* a rule just added may decide the other calls that wait */
+        for (i = 0; rule_added != NULL && i < a->ncalls; i++) {
+                struct call *o = &a->calls[i];
+                struct approval_call ac = {o->name, o->args, a->cfg.dx->mode == EXEC_LOCAL,
+                                           dispatch_mcp_reaches_host(a->cfg.dx, o->name)};
+                struct approval_result res;
+                if (!o->waiting)
+                        continue;
+                approval_check(a->cfg.approval, &ac, &res);
+                if (res.rule == NULL)
+                        continue;
+                if (res.verdict == APPROVAL_ALLOW) {
+                        emit_decision(a, o, true, "rule", res.rule, NULL, NULL);
+                        o->waiting = false;
+                        dispatch_call(a, o);
+                } else {
+                        deny_by_rule(a, o, res.rule);
+                }
+        }
+        a->dispatching = false;
+        if (a->pending == 0)
+                finish_turn(a);
+        else
+                start_ready_calls(a);
+        return 0;
+}
+
+unsigned agent_waiting(const struct agent *a)
+{
+        unsigned n = 0;
+        size_t i;
+
+        for (i = 0; i < a->ncalls; i++)
+                n += a->calls[i].waiting;
+        return n;
 }
 
 int agent_kill_exec(struct agent *a, uint64_t exec_id)

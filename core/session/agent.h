@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/util/bus.h"
+#include "core/session/approval.h"
 #include "core/tools/dispatch.h"
 #include "core/model/provider.h"
 
@@ -32,6 +33,13 @@ struct agent_config {
         size_t output_cap;         /* characters of tool output for the model; 0: default */
         const char *system_prompt; /* NULL: none */
         const json_t *tools;       /* offered to the model; NULL: tools_schemas() */
+        /* Whether a call may run before it runs (NULL: every call runs).
+         * A call the policy asks about waits, holding no execution, after
+         * an approval.request event until agent_approve answers it; when
+         * no front end can answer (can_ask false) it is denied at once with
+         * a result that says why. */
+        struct approval *approval;
+        bool can_ask;
 };
 
 struct agent_totals {
@@ -39,6 +47,8 @@ struct agent_totals {
         uint64_t tool_calls;
         int64_t prompt_tokens;
         int64_t completion_tokens;
+        /* calls denied because the policy asked and no one could answer */
+        uint64_t denied_unasked;
 };
 
 struct agent;
@@ -64,6 +74,20 @@ int agent_kill_exec(struct agent *a, uint64_t exec_id);
  * call): each gets an error result saying so. Returns how many executions
  * it killed; *cancelled (may be NULL) how many calls it cancelled. */
 unsigned agent_kill_all(struct agent *a, unsigned *cancelled);
+
+/* The operator's answer to an approval.request: allow (with `arguments`,
+ * the call's arguments as edited, or NULL as the model sent them) or deny
+ * (`reason` may be NULL; the model reads "denied by the operator: REASON");
+ * rule_added, the rule the operator added with it, goes in the event; `by`
+ * says who decided: "operator", or "policy" for a call no answer can come
+ * for.
+ * 0; -ENOENT when no call of that id waits; -EINVAL with err when the
+ * edited arguments are not valid for the tool (the call still waits). */
+int agent_approve(struct agent *a, const char *call_id, bool allow, const char *by,
+                  const char *reason, const char *arguments, const char *rule_added, char *err,
+                  size_t errlen);
+/* Calls waiting for the operator's answer. */
+unsigned agent_waiting(const struct agent *a);
 
 bool agent_busy(const struct agent *a);
 const struct agent_totals *agent_totals(const struct agent *a);

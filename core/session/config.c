@@ -17,12 +17,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/session/approval.h"
 #include "core/tools/mcp.h"
 #include "core/util/units.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
-enum kind { K_MODE, K_WSMODE, K_STR, K_PATH, K_SIZE, K_SECS, K_COUNT, K_BOOL, K_SECTION, K_MCP };
+enum kind {
+        K_MODE,
+        K_WSMODE,
+        K_STR,
+        K_PATH,
+        K_SIZE,
+        K_SECS,
+        K_COUNT,
+        K_BOOL,
+        K_SECTION,
+        K_MCP,
+        K_RULES, /* an array of rule strings, kept in a struct options_list */
+};
 
 struct key {
         const char *name;
@@ -70,6 +83,9 @@ static const struct key top_keys[] = {
     {"theme", K_STR, FIELD(theme), 0, 0, NULL},
     {"provider", K_SECTION, 0, 0, 0, 0, provider_keys},
     {"mcpServers", K_MCP, FIELD(mcp_servers), 0, 0, NULL},
+    {"approval", K_STR, FIELD(approval), 0, 0, NULL},
+    {"allow", K_RULES, FIELD(allow), 0, 0, NULL},
+    {"deny", K_RULES, FIELD(deny), 0, 0, NULL},
     {NULL, K_SECTION, 0, 0, 0, 0, NULL},
 };
 
@@ -216,6 +232,8 @@ static const char *expectation(const struct key *k, char *buf, size_t len)
         case K_SECTION:
         case K_MCP:
                 return "an object";
+        case K_RULES:
+                return "an array of rules like \"bash:git status*\"";
         }
         return "?";
 }
@@ -292,7 +310,35 @@ static int convert(const struct key *k, const json_t *v, void *field)
                 return 1;
         case K_SECTION:
         case K_MCP:
+        case K_RULES:
                 break;
+        }
+        return 0;
+}
+
+/* "allow"/"deny": each rule appended to the list, in the file's order. */
+static int apply_rules(const struct load *l, const char *path, const json_t *v,
+                       struct options_list *list)
+{
+        size_t i;
+        const json_t *r;
+
+        if (!json_is_array(v))
+                return type_error(l, path, "an array of rules like \"bash:git status*\"", v);
+        json_array_foreach (v, i, r) {
+                const char *s = json_string_value(r);
+                char at[300];
+                snprintf(at, sizeof(at), "%s[%zu]", path, i);
+                if (s == NULL || s[0] == '\0')
+                        return type_error(l, at, "a rule like \"bash:git status*\"", r);
+                if (list->n == OPTIONS_LIST_MAX) {
+                        snprintf(l->err, l->errlen, "%s: %s: at most %d rules", l->file, path,
+                                 OPTIONS_LIST_MAX);
+                        return -EINVAL;
+                }
+                if ((list->v[list->n] = keep(s)) == NULL)
+                        return -ENOMEM;
+                list->n++;
         }
         return 0;
 }
@@ -337,6 +383,8 @@ static int apply_key(const struct load *l, const struct key *k, const json_t *v,
                         return type_error(l, path, "an object", v);
                 return apply_section(l, k->keys, v, path, o);
         }
+        if (k->kind == K_RULES)
+                return apply_rules(l, path, v, (struct options_list *)((char *)o + k->off));
         if (k->kind == K_MCP)
                 return merge_mcp(l->file, v, (const char **)((char *)o + k->off), l->err,
                                  l->errlen);
@@ -498,6 +546,7 @@ static int apply_env(struct options *o, char *err, size_t errlen)
             {"PROCTOR_CA_CERT", offsetof(struct options, ca_cert)},
             {"PROCTOR_IMAGE", offsetof(struct options, image)},
             {"PROCTOR_RUNTIME", offsetof(struct options, runtime)},
+            {"PROCTOR_APPROVAL", offsetof(struct options, approval)},
         };
         const char *v = getenv("TOOL_EXECUTION_MODE");
         size_t i;
@@ -617,6 +666,13 @@ int config_resolve(int argc, char **argv, struct options *o, char *err, size_t e
         o->config = loaded;
         if ((rc = check_runtime(o, err, errlen)) < 0)
                 return rc;
+        enum approval_policy policy;
+        if (o->approval != NULL && approval_policy_parse(o->approval, &policy) < 0) {
+                snprintf(err, errlen,
+                         "unknown approval policy '%.40s' (expected host, always or never)",
+                         o->approval);
+                return -EINVAL;
+        }
         for (unsigned i = 0; i < o->mcp_config.n && rc == 0; i++)
                 rc = load_mcp_config(o, o->mcp_config.v[i], err, errlen);
         return rc;

@@ -9,11 +9,20 @@
 #include "exec/exec.h"
 
 /* An option given more than once, each value kept in order. */
-#define OPTIONS_LIST_MAX 16
+#define OPTIONS_LIST_MAX 64
 struct options_list {
         const char *v[OPTIONS_LIST_MAX];
         unsigned n;
 };
+
+/* The approval lines of the help texts that start sessions. */
+#define OPTIONS_HELP_APPROVAL                                                                      \
+        "  --approval host|always|never  ask before a call that can change or reach this\n"        \
+        "                              host outside a sandbox (host), before every call,\n"        \
+        "                              or never (env PROCTOR_APPROVAL)\n"                          \
+        "  --allow RULE, --deny RULE   allow or deny calls without asking: TOOL or\n"              \
+        "                              TOOL:PATTERN, e.g. 'bash:git status*', 'write:src/*'\n"     \
+        "                              (repeatable; deny wins, rules win over the policy)\n"
 
 /* The --mcp-config line of the help texts that start sessions. */
 #define OPTIONS_HELP_MCP                                                                           \
@@ -57,6 +66,13 @@ struct options {
          * JSON text (config_resolve); NULL: none. */
         const char *mcp_servers;
         struct options_list mcp_config; /* each --mcp-config FILE, in order */
+        /* --approval (PROCTOR_APPROVAL, config "approval"): "host", "always"
+         * or "never" (checked by config_resolve); NULL: the front end's
+         * default. --allow/--deny RULE, after the config file's "allow"
+         * and "deny" rules. */
+        const char *approval;
+        struct options_list allow, deny;
+        bool no_bell; /* the supervisor rings no bell for an approval */
         const char *speed;
         bool no_color;
         bool json;

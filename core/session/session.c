@@ -49,8 +49,9 @@ struct session {
         char id[48];
         struct exec_workspace *ws; /* opened once: every call gets this directory */
         struct image *img;         /* opts.image, opened */
-        bool budget_defaulted;     /* the memory budget follows the memory limit */
-        const char *workspace;     /* its path */
+        struct approval *approval;
+        bool budget_defaulted; /* the memory budget follows the memory limit */
+        const char *workspace; /* its path */
         char system[PATH_MAX + 512];
         bool started, ended;
         enum agent_status last;
@@ -151,6 +152,18 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
                 s->opts.memory_budget = session_default_budget(
                     s->opts.max_parallel, s->opts.limits.memory_bytes, host_mem_total());
         make_id(s->id, sizeof(s->id));
+        if ((s->approval = approval_new(o->approval)) == NULL) {
+                rc = -ENOMEM;
+                goto fail;
+        }
+        for (unsigned i = 0; i < o->ndeny; i++)
+                if ((rc = approval_add_rule(s->approval, true, o->deny[i], "--deny", err, errlen)) <
+                    0)
+                        goto fail;
+        for (unsigned i = 0; i < o->nallow; i++)
+                if ((rc = approval_add_rule(s->approval, false, o->allow[i], "--allow", err,
+                                            errlen)) < 0)
+                        goto fail;
         rc = provider_open(loop, o->model, &o->provider, &s->provider, err, errlen);
         if (rc < 0)
                 goto fail;
@@ -175,6 +188,7 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         *out = s;
         return 0;
 fail:
+        approval_free(s->approval);
         provider_free(s->provider);
         exec_workspace_free(s->ws);
         image_free(s->img);
@@ -461,6 +475,51 @@ const char *session_workspace_problem(struct session *s)
         return s->ws_problem[0] != '\0' ? s->ws_problem : NULL;
 }
 
+/* session.start's "approval": the policy and the rules, in their order. */
+static json_t *with_approval(struct session *s, json_t *ev)
+{
+        json_t *rules = json_array();
+
+        for (size_t i = 0; i < approval_rule_count(s->approval); i++) {
+                const struct approval_rule *r = approval_rule_at(s->approval, i);
+                json_array_append_new(rules,
+                                      json_pack("{s:s,s:s,s:s}", "rule", r->text, "decision",
+                                                r->deny ? "deny" : "allow", "from", r->from));
+        }
+        json_object_set_new(ev, "approval",
+                            json_pack("{s:s,s:o}", "policy",
+                                      approval_policy_name(approval_policy(s->approval)), "rules",
+                                      rules));
+        return ev;
+}
+
+struct approval *session_approval(struct session *s)
+{
+        return s->approval;
+}
+
+int session_approve(struct session *s, const char *call_id, bool allow, const char *by,
+                    const char *reason, const char *arguments, const char *rule_added, char *err,
+                    size_t errlen)
+{
+        int rc;
+
+        if (s->agent == NULL || agent_waiting(s->agent) == 0) {
+                snprintf(err, errlen, "no call '%.200s' waits for approval", call_id);
+                return -ENOENT;
+        }
+        if (rule_added != NULL && (rc = approval_add_rule(s->approval, !allow, rule_added,
+                                                          "the operator", err, errlen)) < 0)
+                return rc;
+        return agent_approve(s->agent, call_id, allow, by, reason, arguments, rule_added, err,
+                             errlen);
+}
+
+unsigned session_waiting(const struct session *s)
+{
+        return s->agent != NULL ? agent_waiting(s->agent) : 0;
+}
+
 /* The mode is fixed from here on. */
 static int start(struct session *s)
 {
@@ -495,6 +554,8 @@ static int start(struct session *s)
         ac.dx = &s->dx;
         ac.max_iterations = s->opts.max_iterations;
         ac.system_prompt = s->system;
+        ac.approval = s->approval;
+        ac.can_ask = s->opts.can_ask;
         preview_retire(s); /* the session's servers are its own */
         if (s->opts.mcp_servers != NULL && (rc = start_mcp(s)) < 0)
                 return rc;
@@ -510,19 +571,21 @@ static int start(struct session *s)
         json_object_set_new(limits, "memory_budget_bytes",
                             json_integer((json_int_t)s->opts.memory_budget));
         bus_emit(s->bus, "session.start",
-                 with_image(
-                     json_pack("{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
-                               "mode", options_mode_name(s->opts.mode), "mode_from",
-                               s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
-                               s->provider->label, "scripted", s->provider->scripted, "workspace",
-                               s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                               "limits", limits, "limits_per_process",
-                               exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
-                                                         session_cgroup_limits(s)),
-                               "max_iterations",
-                               (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
-                               "version", PROCTOR_VERSION),
-                     session_image(s)));
+                 with_approval(
+                     s, with_image(
+                            json_pack(
+                                "{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id",
+                                s->id, "mode", options_mode_name(s->opts.mode), "mode_from",
+                                s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
+                                s->provider->label, "scripted", s->provider->scripted, "workspace",
+                                s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
+                                "limits", limits, "limits_per_process",
+                                exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
+                                                          session_cgroup_limits(s)),
+                                "max_iterations",
+                                (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
+                                "version", PROCTOR_VERSION),
+                            session_image(s))));
         if (s->mcp != NULL && mcp_server_count(s->mcp) > 0) {
                 s->mcp_starting = true;
                 mcp_start(s->mcp, on_mcp_ready, s);
@@ -690,5 +753,6 @@ void session_free(struct session *s)
         tools_cache_free(s->cache);
         exec_workspace_free(s->ws);
         image_free(s->img);
+        approval_free(s->approval);
         free(s);
 }

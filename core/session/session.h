@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "core/session/agent.h"
+#include "core/session/approval.h"
 #include "core/util/bus.h"
 #include "core/model/provider.h"
 #include "exec/exec.h"
@@ -43,6 +44,15 @@ struct session_opts {
         /* --runtime: NULL (native) or "docker" (the image is then the
          * engine's, handed over, never unpacked). */
         const char *runtime;
+        /* Whether a call may run before it runs (core/session/approval.h):
+         * the policy, and rules TOOL[:PATTERN] that allow or deny (checked
+         * by session_new, whose error names a bad one). can_ask: a front
+         * end answers approval.request (session_approve); without one a
+         * call the policy asks about is denied at once, with a reason. */
+        enum approval_policy approval;
+        const char *const *allow, *const *deny;
+        unsigned nallow, ndeny;
+        bool can_ask;
 };
 
 #define SESSION_MAX_PARALLEL 4
@@ -88,6 +98,21 @@ int session_set_limits(struct session *s, const struct exec_limits *limits,
                        enum exec_ws_mode ws_mode);
 /* The limits and workspace mode the session's executions will get. */
 const struct exec_limits *session_limits(const struct session *s, enum exec_ws_mode *ws_mode);
+
+/* The session's approval policy and rules (the setup screen changes the
+ * policy, the operator's "allow always" adds a rule). */
+struct approval *session_approval(struct session *s);
+/* The answer to approval.request `call_id` (agent_approve; `by`: "operator",
+ * or "policy" when no answer can come);
+ * rule_added: the rule TOOL[:PATTERN] the operator added for calls like
+ * it ("allow always"), checked and added first, or NULL. 0, -ENOENT when
+ * no such call waits, -EINVAL with err (a bad rule or edited arguments:
+ * the call still waits). */
+int session_approve(struct session *s, const char *call_id, bool allow, const char *by,
+                    const char *reason, const char *arguments, const char *rule_added, char *err,
+                    size_t errlen);
+/* Calls waiting for the operator's answer. */
+unsigned session_waiting(const struct session *s);
 
 /* Called when a prompt's sequence of turns ends. */
 void session_on_idle(struct session *s, void (*fn)(enum agent_status, void *), void *ud);

@@ -537,6 +537,58 @@ static void fmt_mib(char *buf, size_t len, uint64_t bytes)
         snprintf(buf, len, "%.0f MiB", (double)bytes / 1048576.0);
 }
 
+/* The server of an mcp__SERVER__TOOL name, as mcp_server_info knows it. */
+static bool mcp_server_of(const struct dispatch_ctx *dx, const char *name,
+                          struct mcp_server_info *out)
+{
+        size_t plen = strlen(TOOLS_MCP_PREFIX), i, n;
+
+        if (dx->mcp == NULL || strncmp(name, TOOLS_MCP_PREFIX, plen) != 0)
+                return false;
+        for (i = 0; i < mcp_server_count(dx->mcp); i++) {
+                mcp_server_info(dx->mcp, i, out);
+                n = strlen(out->name);
+                if (strncmp(name + plen, out->name, n) == 0 &&
+                    strncmp(name + plen + n, "__", 2) == 0)
+                        return true;
+        }
+        return false;
+}
+
+bool dispatch_mcp_reaches_host(const struct dispatch_ctx *dx, const char *name)
+{
+        struct mcp_server_info si;
+
+        if (!mcp_server_of(dx, name, &si))
+                return strncmp(name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0;
+        return dx->mode == EXEC_LOCAL || si.network;
+}
+
+void dispatch_where(const struct dispatch_ctx *dx, const char *name, char *buf, size_t len)
+{
+        struct mcp_server_info si;
+        const char *rt = dx->eng != NULL ? exec_engine_runtime(dx->eng) : "native";
+
+        if (strncmp(name, TOOLS_MCP_PREFIX, strlen(TOOLS_MCP_PREFIX)) == 0) {
+                if (!mcp_server_of(dx, name, &si))
+                        snprintf(buf, len, "an MCP server");
+                else if (dx->mode == EXEC_LOCAL)
+                        snprintf(buf, len, "MCP server %s, on this host (local mode)", si.name);
+                else
+                        snprintf(buf, len, "MCP server %s, in a sandbox%s", si.name,
+                                 si.network ? " with the host's network" : " (no network)");
+                return;
+        }
+        if (dx->mode == EXEC_LOCAL)
+                snprintf(buf, len, "this host (local mode): not isolated");
+        else if (strcmp(rt, "docker") == 0)
+                snprintf(buf, len, "a docker container of image %s", dx->image ? dx->image : "?");
+        else if (dx->image != NULL)
+                snprintf(buf, len, "a sandbox rooted in image %s", dx->image);
+        else
+                snprintf(buf, len, "a sandbox");
+}
+
 int dispatch_start(struct dispatch_ctx *dx, const char *call_id, const char *name,
                    const json_t *args, dispatch_done_fn done, void *ud, struct tool_run **out,
                    char *err, size_t errlen)

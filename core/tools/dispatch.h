@@ -100,6 +100,16 @@ int dispatch_call_limits(const struct exec_limits *op, const json_t *args, struc
  * err naming the sizes. */
 char **dispatch_bash_argv(const char *command, size_t len, char *err, size_t errlen);
 
+/* Where a call of `name` would run, for the operator deciding on it:
+ * "this host (local mode)", "a sandbox", "a sandbox rooted in image REF",
+ * "a docker container of image REF", "MCP server S (on this host)", "MCP
+ * server S (sandbox, with the host's network)"... Written to buf. */
+void dispatch_where(const struct dispatch_ctx *dx, const char *name, char *buf, size_t len);
+
+/* Whether an MCP tool's server runs on this host or shares its network
+ * (what the approval policy `host` asks about in sandbox mode). */
+bool dispatch_mcp_reaches_host(const struct dispatch_ctx *dx, const char *name);
+
 /* The execution behind a run (0 for an in-process builtin or once done). */
 uint64_t dispatch_exec_id(const struct tool_run *r);
 

@@ -243,7 +243,7 @@ static char *suggest_command(const char *tool, const char *cmd)
 
         if (e == a)
                 return strdup(tool);
-        if (f > b && cmd[b] != '-' && f - b < 40 && (cmd[f] == '\0' || cmd[f] == ' '))
+        if (f > b && cmd[b] != '-' && f - b < 40)
                 e = f;
         if (asprintf(&out, "%s:%.*s*", tool, (int)(e - a), cmd + a) < 0)
                 return NULL;

@@ -10,7 +10,7 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --image --image-max --runtime --json --raw --config --help"
 _proctor_opts_session="--max-parallel --memory-budget --model --base-url --ca-cert --max-iterations --trace
-        --mcp-config"
+        --mcp-config --approval --allow --deny --no-bell"
 _proctor_opts_screen="--theme --no-color"
 
 # Options followed by a value; the rest are flags.
@@ -20,7 +20,7 @@ _proctor_takes_value()
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
                 --model | --base-url | --ca-cert | --max-iterations | --trace | --theme | --speed | --mcp-config | \
-                --image | --image-max | --runtime)
+                --image | --image-max | --runtime | --approval | --allow | --deny)
                 return 0 ;;
         esac
         return 1
@@ -50,6 +50,7 @@ _proctor_values()
         case $1 in
         --mode) compgen -W "local sandbox" -- "$cur" ;;
         --runtime) compgen -W "native docker" -- "$cur" ;;
+        --approval) compgen -W "host always never" -- "$cur" ;;
         --workspace-mode) compgen -W "rw ro overlay none" -- "$cur" ;;
         --workspace) compgen -d -- "$cur" ;;
         --config | --trace | --mcp-config | --image) compgen -f -- "$cur" ;;

@@ -327,7 +327,7 @@ static void print_help(void)
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
                "interrupted (Ctrl-C), 3 when it completed but its trace could not be written\n"
                "in full; also 1 when calls were denied because the approval policy asked and no\n"
-               "one could answer.\n\noptions:\n%s%s" OPTIONS_HELP_APPROVAL
+               "one could answer.\n\noptions:\n%s%s"
                "  --model SPEC                demo, script:FILE.jsonl or openai:MODEL\n"
                "  --base-url URL              OpenAI-compatible endpoint\n"
                "  --max-iterations N          turns before the session stops (default 100)\n"

@@ -39,7 +39,7 @@ const char options_help_session[] =
     "                              in a queue (default 4)\n"
     "  --memory-budget SIZE        sum of the memory limits of a session's live\n"
     "                              sandboxes (default: max-parallel x memory, at\n"
-    "                              most half of the host's memory)\n";
+    "                              most half of the host's memory)\n" OPTIONS_HELP_APPROVAL;
 
 const char options_help_agent[] =
     "  --model SPEC                demo (the default without an API key),\n"
@@ -56,7 +56,8 @@ const char options_help_agent[] =
 const char options_help_screen[] =
     "  --theme NAME|PATH           colours: a bundled or user theme, or a theme file\n"
     "                              (t cycles them at run time)\n"
-    "  --no-color                  monochrome (also when NO_COLOR is set)\n";
+    "  --no-color                  monochrome (also when NO_COLOR is set)\n"
+    "  --no-bell                   no bell when a call waits for approval\n";
 
 void options_builtin(struct options *o)
 {

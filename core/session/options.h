@@ -17,12 +17,14 @@ struct options_list {
 
 /* The approval lines of the help texts that start sessions. */
 #define OPTIONS_HELP_APPROVAL                                                                      \
-        "  --approval host|always|never  ask before a call that can change or reach this\n"        \
-        "                              host outside a sandbox (host), before every call,\n"        \
-        "                              or never (env PROCTOR_APPROVAL)\n"                          \
-        "  --allow RULE, --deny RULE   allow or deny calls without asking: TOOL or\n"              \
-        "                              TOOL:PATTERN, e.g. 'bash:git status*', 'write:src/*'\n"     \
-        "                              (repeatable; deny wins, rules win over the policy)\n"
+        "  --approval POLICY           when to ask before a call runs: host (before what\n"      \
+        "                              can change or reach this host outside a sandbox),\n"      \
+        "                              always, never (env PROCTOR_APPROVAL; default host,\n"     \
+        "                              and never for a run without a terminal on stdin)\n"      \
+        "  --allow RULE                run such calls without asking; RULE is TOOL or\n"         \
+        "                              TOOL:PATTERN ('bash:git status*', 'write:src/*')\n"       \
+        "  --deny RULE                 refuse such calls without asking (repeatable, as\n"       \
+        "                              --allow; a deny wins, rules win over the policy)\n"
 
 /* The --mcp-config line of the help texts that start sessions. */
 #define OPTIONS_HELP_MCP                                                                           \

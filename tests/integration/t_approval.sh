@@ -205,6 +205,18 @@ expect_eq "json: waited_ms counts the wait" True \
         "$(ev js 'all(isinstance(d["waited_ms"], int) for d in of("approval.decision"))')"
 rm -f "$W"/*.txt
 
+# sandbox mode, always: the sandbox is made only once the call is allowed
+json_session jssb "script:$S/two.jsonl" '[{"decision": "allow"}, {"decision": "deny"}]' \
+        --mode sandbox
+expect_eq "json, sandbox: completes" 0 "$(rc jssb)"
+expect_eq "json, sandbox: one sandbox, made after its decision" "[True]" \
+        "$(ev jssb '[x["seq"] > of("approval.decision")[0]["seq"] for x in of("exec.create")]')"
+expect_eq "json, sandbox: it is the allowed call's" True \
+        "$(ev jssb 'of("exec.create")[0]["call_id"] == of("approval.decision")[0]["call_id"]')"
+check "json, sandbox: the allowed call ran" test -f "$W/one.txt"
+check "json, sandbox: the denied one did not" test ! -e "$W/two.txt"
+rm -f "$W"/*.txt
+
 # stdin ends while a call waits: denied, saying why; exit 1
 json_session jsclosed "script:$S/two.jsonl" '[{"decision": "allow"}, {"close": true}]'
 expect_eq "json, stdin ended: exit 1" 1 "$(rc jsclosed)"

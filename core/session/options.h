@@ -17,13 +17,13 @@ struct options_list {
 
 /* The approval lines of the help texts that start sessions. */
 #define OPTIONS_HELP_APPROVAL                                                                      \
-        "  --approval POLICY           when to ask before a call runs: host (before what\n"      \
-        "                              can change or reach this host outside a sandbox),\n"      \
-        "                              always, never (env PROCTOR_APPROVAL; default host,\n"     \
-        "                              and never for a run without a terminal on stdin)\n"      \
-        "  --allow RULE                run such calls without asking; RULE is TOOL or\n"         \
-        "                              TOOL:PATTERN ('bash:git status*', 'write:src/*')\n"       \
-        "  --deny RULE                 refuse such calls without asking (repeatable, as\n"       \
+        "  --approval POLICY           when to ask before a call runs: host (before what\n"        \
+        "                              can change or reach this host outside a sandbox),\n"        \
+        "                              always, never (env PROCTOR_APPROVAL; default host,\n"       \
+        "                              and never for a run without a terminal on stdin)\n"         \
+        "  --allow RULE                run such calls without asking; RULE is TOOL or\n"           \
+        "                              TOOL:PATTERN ('bash:git status*', 'write:src/*')\n"         \
+        "  --deny RULE                 refuse such calls without asking (repeatable, as\n"         \
         "                              --allow; a deny wins, rules win over the policy)\n"
 
 /* The --mcp-config line of the help texts that start sessions. */

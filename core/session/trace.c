@@ -735,8 +735,12 @@ static bool index_event(struct summary *s, json_t *ev, const char *type)
                 id = id_key(json_object_get(ev, "call_id"), buf, sizeof(buf));
                 if (id != NULL)
                         json_object_set(s->decisions, id, ev);
-                if (json_is_string(json_object_get(ev, "decision")))
-                        strcmp(str_field(ev, "decision"), "deny") == 0 ? s->denied++ : s->allowed++;
+                if (json_is_string(json_object_get(ev, "decision"))) {
+                        if (strcmp(str_field(ev, "decision"), "deny") == 0)
+                                s->denied++;
+                        else
+                                s->allowed++;
+                }
                 return false;
         }
         if (strcmp(type, "exec.exit") == 0 || strcmp(type, "operator.kill") == 0) {
@@ -888,9 +892,8 @@ static void print_call(struct summary *s, const json_t *call)
         const char *id = id_key(json_object_get(call, "call_id"), buf, sizeof(buf));
         const json_t *res = id != NULL ? json_object_get(s->results, id) : NULL;
         const json_t *dec = id != NULL ? json_object_get(s->decisions, id) : NULL;
-        bool denied =
-            dec != NULL &&
-            strcmp(str_field(dec, "decision") ? str_field(dec, "decision") : "", "deny") == 0;
+        const char *decision = dec != NULL ? str_field(dec, "decision") : NULL;
+        bool denied = decision != NULL && strcmp(decision, "deny") == 0;
         const char *outcome = "no result";
         json_int_t ms = -1;
         size_t w, namew;

@@ -10,8 +10,8 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --image --image-max --runtime --json --raw --config --help"
 _proctor_opts_session="--max-parallel --memory-budget --model --base-url --ca-cert --max-iterations --trace
-        --mcp-config"
-_proctor_opts_screen="--theme --no-color"
+        --mcp-config --approval --allow --deny"
+_proctor_opts_screen="--theme --no-color --no-bell"
 
 # Options followed by a value; the rest are flags.
 _proctor_takes_value()
@@ -20,7 +20,7 @@ _proctor_takes_value()
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
                 --model | --base-url | --ca-cert | --max-iterations | --trace | --theme | --speed | --mcp-config | \
-                --image | --image-max | --runtime)
+                --image | --image-max | --runtime | --approval | --allow | --deny)
                 return 0 ;;
         esac
         return 1
@@ -49,6 +49,7 @@ _proctor_values()
         local cur=$2
         case $1 in
         --mode) compgen -W "local sandbox" -- "$cur" ;;
+        --approval) compgen -W "host always never" -- "$cur" ;;
         --runtime) compgen -W "native docker" -- "$cur" ;;
         --workspace-mode) compgen -W "rw ro overlay none" -- "$cur" ;;
         --workspace) compgen -d -- "$cur" ;;

@@ -861,7 +861,7 @@ static void print_help(void)
                "Opens the supervisor on its setup screen: pick where tools run (F2), type a\n"
                "prompt, Enter. The options below are the screen's starting values; F1 on the\n"
                "screen lists the keys.\n\n"
-               "options:\n%s%s%s%s",
+               "options:\n%s%s%s" OPTIONS_HELP_APPROVAL "%s",
                options_help, options_help_session, options_help_agent, options_help_screen);
 }
 

@@ -8,6 +8,7 @@
 # and A brings it back; an interrupt denies what waits; the bell rings once
 # per request (not with --no-bell); replay --summary lists the denials;
 # --approval always asks in sandbox mode too.
+# as-user: yes
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -59,16 +60,16 @@ expect_screen a "tool +write" "the dialog names the tool"
 expect_screen a "where +this host \(local mode\)" "and where it runs"
 expect_screen a "asked by +policy host" "and which policy asked"
 expect_screen a "diff of notes\.txt \(\+2 -1\)" "a write over a file shows a diff"
-expect_screen a "│ +- line two" "the line it removes"
-expect_screen a "│ +\+ line 2" "the line it adds"
-expect_screen a "│ +\+ line four" "and the one it appends"
+expect_screen a "(│|x) +- line two" "the line it removes"
+expect_screen a "(│|x) +\+ line 2" "the line it adds"
+expect_screen a "(│|x) +\+ line four" "and the one it appends"
 expect_screen a "1 awaiting approval" "the header counts the waiting call"
 check "the bell rang once" wait_until 5 sh -c "[ \$(cat '$WORK/bells' 2>/dev/null | wc -l) -eq 1 ]"
 expect_eq "the file untouched while it waits" "line two" "$(sed -n 2p "$WORK/notes.txt")"
 # Esc leaves it waiting, A brings it back
 answer a Escape
 expect_screen a "1 call waits for approval: A shows it again" "Esc leaves the dialog"
-expect_screen a "│\? write: .* approval +│" "the calls pane says approval"
+expect_screen a "(│|x)\? write: .* approval +(│|x)" "the calls pane says approval"
 expect_screen a "\[\+\] write: notes\.txt  approval" "so does the transcript"
 answer a A
 expect_screen a "diff of notes\.txt" "A shows the dialog again"

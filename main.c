@@ -46,7 +46,7 @@ static void print_help(void)
                "  proctor images [prune]                  the image cache for --image\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
-               "a session's options (the supervisor and run):\n%s%s\n"
+               "a session's options (the supervisor and run):\n%s%s" OPTIONS_HELP_APPROVAL "\n"
                "the screen's options (the supervisor and replay):\n%s"
                "  --speed N|max               replay: N times as fast as recorded, or max\n\n"
                "'proctor COMMAND --help' describes one command; 'man proctor' all of them.\n",

@@ -10,8 +10,8 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --image --image-max --runtime --json --raw --config --help"
 _proctor_opts_session="--max-parallel --memory-budget --model --base-url --ca-cert --max-iterations --trace
-        --mcp-config --approval --allow --deny --no-bell"
-_proctor_opts_screen="--theme --no-color"
+        --mcp-config --approval --allow --deny"
+_proctor_opts_screen="--theme --no-color --no-bell"
 
 # Options followed by a value; the rest are flags.
 _proctor_takes_value()
@@ -49,8 +49,8 @@ _proctor_values()
         local cur=$2
         case $1 in
         --mode) compgen -W "local sandbox" -- "$cur" ;;
-        --runtime) compgen -W "native docker" -- "$cur" ;;
         --approval) compgen -W "host always never" -- "$cur" ;;
+        --runtime) compgen -W "native docker" -- "$cur" ;;
         --workspace-mode) compgen -W "rw ro overlay none" -- "$cur" ;;
         --workspace) compgen -d -- "$cur" ;;
         --config | --trace | --mcp-config | --image) compgen -f -- "$cur" ;;

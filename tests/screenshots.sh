@@ -95,11 +95,22 @@ shot run detail-execution 160x48
 $T send-keys -t run Escape
 
 # the light theme, and the narrow layout
-start light 160x48 "$proctor --theme light --mode local --model script:$work/long.jsonl"
+start light 160x48 "$proctor --theme light --mode local --approval never --model script:$work/long.jsonl"
 $T send-keys -t light "Build it." Enter
 wait_for light "running tests"
 sleep 1
 shot light theme-light 160x48
+# the approval dialog (the host policy, local mode): a write's diff
+# against the file as it is now
+printf 'build: not run yet\nsee the log\n' >"$work/ws/notes.txt"
+start ask 160x48 "$proctor --mode local --model script:$work/long.jsonl"
+$T send-keys -t ask "Build the project and run the tests." Enter
+wait_for ask "approve this call"
+sleep 0.4
+$T send-keys -t ask y
+wait_for ask "diff of notes.txt"
+shot ask approval-diff 160x48
+$T send-keys -t ask Escape
 start narrow 80x24 "$proctor --mode sandbox --model script:$work/long.jsonl"
 $T send-keys -t narrow "Build it." Enter
 wait_for narrow "transcript"

@@ -100,6 +100,10 @@ static void on_tick(uv_timer_t *t)
 
 static void on_event(const json_t *ev, void *ud)
 {
+        const char *type = json_string_value(json_object_get(ev, "type"));
+
+        if (type != NULL && strcmp(type, "approval.request") == 0)
+                approve_request(ud);
         app_mark_dirty(ud);
 }
 
@@ -167,10 +171,9 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.image_max = a->o.image_max;
         so.image_cache_max = a->o.image_cache_max;
         so.runtime = a->o.runtime;
-        /* The supervisor has no approval dialog yet: a policy that asks
-         * denies such calls, saying why. */
-        if (a->o.approval == NULL || approval_policy_parse(a->o.approval, &so.approval) < 0)
-                so.approval = APPROVAL_NEVER;
+        /* the operator answers in the approval dialog (approve.c) */
+        so.approval = a->policy;
+        so.can_ask = true;
         so.allow = a->o.allow.v;
         so.nallow = a->o.allow.n;
         so.deny = a->o.deny.v;
@@ -385,6 +388,30 @@ void app_queue_prompt(struct app *a)
         a->typing = false;
         snprintf(a->status, sizeof(a->status),
                  "queued: sent when this turn ends (Esc interrupts and gives it back)");
+}
+
+void app_cycle_policy(struct app *a)
+{
+        static const enum approval_policy next[] = {
+            [APPROVAL_HOST] = APPROVAL_ALWAYS,
+            [APPROVAL_ALWAYS] = APPROVAL_NEVER,
+            [APPROVAL_NEVER] = APPROVAL_HOST,
+        };
+
+        if (a->replay) {
+                snprintf(a->status, sizeof(a->status), "replay is read-only: no approval policy");
+                return;
+        }
+        if (a->screen != SCREEN_SETUP || a->s == NULL) {
+                snprintf(a->status, sizeof(a->status),
+                         "the approval policy is fixed once the session has started (n starts a "
+                         "new one)");
+                return;
+        }
+        a->policy = next[a->policy];
+        a->policy_from = "the setup screen (F3)";
+        approval_set_policy(session_approval(a->s), a->policy);
+        a->status[0] = '\0';
 }
 
 void app_flip_mode(struct app *a)
@@ -723,6 +750,15 @@ static int init_app(struct app *a, int argc, char **argv, char *err, size_t errl
                 return -EINVAL;
         }
         a->mode = a->o.mode;
+        /* host, unless told; the bundled demo runs hands-free for
+         * presenters unless a policy is named */
+        a->policy_from = "configured";
+        if (a->o.approval == NULL || approval_policy_parse(a->o.approval, &a->policy) < 0) {
+                const char *model = a->o.model != NULL ? a->o.model : provider_default_spec();
+                bool demo = strcmp(model, "demo") == 0;
+                a->policy = demo ? APPROVAL_NEVER : APPROVAL_HOST;
+                a->policy_from = demo ? "the demo's default" : "default";
+        }
         app_find_themes_dir(a);
         a->nthemes = theme_list(a->themes_dir, a->themes, THEME_LIST_MAX);
         if (theme_open(a->o.theme, a->themes_dir, &a->theme, terr, sizeof(terr)) < 0)
@@ -886,6 +922,7 @@ int tui_main(int argc, char **argv)
         app_current = NULL;
         say_traces(&a);
         prompt_free(&a.prompt);
+        approve_free(&a);
         free(a.queued);
         return a.exit_code;
 }

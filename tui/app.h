@@ -36,10 +36,14 @@ enum setup_limit {
         LIMIT_COUNT
 };
 
-#define FRAME_MS      33
-#define STOP_GRACE_MS 5000 /* SIGTERM, then SIGKILL this much later */
-#define STOP_PENDING  16   /* stops waiting for their SIGKILL at once */
-#define HIT_ROWS      512  /* screen rows the mouse map covers */
+/* The approval dialog's stages: choosing, then a line being typed. */
+enum approve_stage { APPROVE_CHOOSE, APPROVE_REASON, APPROVE_RULE, APPROVE_EDIT };
+
+#define FRAME_MS        33
+#define DIALOG_GUARD_MS 250  /* a dialog's y counts only after this long */
+#define STOP_GRACE_MS   5000 /* SIGTERM, then SIGKILL this much later */
+#define STOP_PENDING    16   /* stops waiting for their SIGKILL at once */
+#define HIT_ROWS        512  /* screen rows the mouse map covers */
 
 struct text_lines;
 struct wrapped;
@@ -68,6 +72,26 @@ struct detail_view {
         long match;
 };
 
+struct approve_line;
+
+/* The approval dialog (approve.c): the waiting call it shows (the oldest,
+ * or the one the operator picked), the line being typed, and the call's
+ * arguments or diff as lines, built once per call. */
+struct approve_view {
+        bool open; /* shown; Esc hides it, A (or Enter on the call) shows it */
+        long call; /* the call shown, -1 for none */
+        const struct viewmodel *vm;
+        enum approve_stage stage;
+        struct prompt field; /* the reason, the rule or the edited arguments */
+        char err[640];       /* why the last answer was refused */
+        long scroll;         /* first body line shown */
+        bool ring;           /* a request came: the bell rings at the next frame */
+        uint64_t shown_ms;   /* when this call showed: keys count only DIALOG_GUARD_MS later */
+        struct approve_line *lines;
+        size_t nlines;
+        char heading[300]; /* above the body: "arguments", "diff of PATH (+2 -1)" */
+};
+
 struct app {
         uv_loop_t *loop;
         struct options o;
@@ -76,6 +100,9 @@ struct app {
         struct session *s;
         struct trace *trace;
         enum exec_isolation mode;
+        enum approval_policy policy; /* the setup screen's (F3), the next session's */
+        const char *policy_from;     /* "--approval", "the demo", "default", "F3" */
+        struct approve_view approve;
         unsigned cg_limits; /* sandbox limits cgroups enforce here (EXEC_CG_*) */
         enum app_screen screen;
         bool busy, quitting, done;
@@ -215,10 +242,30 @@ void app_start_terminal(struct app *a);
 void app_close_terminal(struct app *a);
 extern struct app *app_current; /* for the crash handler */
 
+/* Steps the approval policy the session will start with (F3 on the
+ * setup screen): host, always, never. */
+void app_cycle_policy(struct app *a);
+
 /* input.c: the keys the terminal description lacks (paste markers,
  * Ctrl-arrows); reads and acts on every key waiting */
 void input_setup(void);
 void input_read(struct app *a);
+/* A key that edits a line (moves, deletes, inserts text) applied to p;
+ * false for any other key (Enter, Esc, Tab, function keys). */
+bool input_edit(struct prompt *p, int kind, wint_t ch, bool alt);
+
+/* approve.c: the approval dialog. approve_request: an approval.request
+ * passed (the dialog shows, the bell rings); approve_show: shows it for
+ * `call`, or the first waiting one (-1), false when none waits;
+ * approve_active: it is shown and has a call (after bringing it up to date:
+ * a decided call gives way to the next); approve_key: its keys; the
+ * frame's part; approve_free at exit. */
+void approve_request(struct app *a);
+bool approve_show(struct app *a, long call);
+bool approve_active(struct app *a);
+void approve_key(struct app *a, int kind, wint_t ch);
+void approve_draw(struct app *a);
+void approve_free(struct app *a);
 
 /* draw.c: one whole frame; the colour pairs of the current theme */
 void draw_frame(struct app *a);

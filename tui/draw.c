@@ -365,6 +365,12 @@ static void draw_header(struct app *a)
                          h.queued);
         draw_fill(a, 1, 0, COLS, THEME_METER);
         draw_put(a, 1, 0, COLS, THEME_METER, line);
+        if (h.approvals > 0) {
+                int at = (int)strlen(line) + 3;
+                snprintf(line, sizeof(line), " %u awaiting approval%s ", h.approvals,
+                         a->replay || approve_active(a) ? "" : " (A) ");
+                draw_put(a, 1, at, COLS - at, THEME_WARNING, line);
+        }
 }
 
 static void draw_prompt(struct app *a);
@@ -392,14 +398,18 @@ static void draw_status(struct app *a)
                 hint = "Left/Right pick a limit  Up/Down change it  Tab back to the prompt  "
                        "Esc prompt";
         else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_MODE)
-                hint = "arrows/space flip the mode  Tab the limits  F1 help  F10 quit";
+                hint = "arrows/space flip the mode  Tab the limits  F3 approval  F1 help  F10 quit";
         else if (a->screen == SCREEN_SETUP)
-                hint = "type a prompt, Enter starts  Tab mode, limits  F2 flip mode  F1 help  F10 "
-                       "quit";
+                hint = "type a prompt, Enter starts  Tab mode, limits  F2 flip mode  F3 approval  "
+                       "F1 help  F10 quit";
         else if (a->typing)
                 hint = a->busy
                            ? "Enter queues it for when the turn ends  Ctrl-J new line  Esc leave"
                            : "Enter sends  Ctrl-J/Alt-Enter new line  Up/Down history  Esc leave";
+        else if (a->busy && a->vm != NULL && viewmodel_next_approval(a->vm, -1) >= 0)
+                hint =
+                    "A approve the waiting calls  Tab focus  Enter details  Esc interrupt (denies "
+                    "them)  ? help  q quit";
         else if (a->busy)
                 hint =
                     "Tab focus  Enter details  k kill  K kill all  Esc interrupt  ? help  q quit";
@@ -446,7 +456,8 @@ static void draw_prompt(struct app *a)
 static void draw_help(struct app *a)
 {
         static const char *const keys[] = {
-            "F2           flip the mode (setup: or Tab to the cards, then arrows)",
+            "F2 F3        setup: flip the mode / the approval policy (host...)",
+            "A            approve waiting calls: y once, a always, n deny, e edit",
             "Enter        start with the prompt / open details",
             "in a prompt  arrows Home/End Ctrl-A/E/U/K/W Alt-b/f, Up/Down history,",
             "             Ctrl-J or Alt-Enter a new line; a paste stays text",
@@ -462,10 +473,9 @@ static void draw_help(struct app *a)
             "i            type a follow-up (queued while a turn runs)",
             "n t e        new session (the mode may change) / next theme /",
             "             tool calls in the transcript with their output, or not",
-            "Ctrl-L       redraw",
             "q F10        quit (asks while a session runs)",
             "Ctrl-C       quit (twice within 2 s while tools run)",
-            "? F1         this help",
+            "? F1 Ctrl-L  this help / redraw",
         };
         int h = (int)(sizeof(keys) / sizeof(keys[0])) + 4, w = 72;
         int y = (LINES - h) / 2, x = (COLS - w) / 2, i;
@@ -536,6 +546,11 @@ static void draw_cursor(struct app *a)
 {
         bool show = a->cursor_y >= 0 && a->dialog == DIALOG_NONE && !a->help;
 
+        /* the approval dialog hides the prompt's cursor, and shows its own
+         * while a line is typed (approve_draw set it) */
+        if (a->screen == SCREEN_LIVE && a->approve.open && a->approve.stage == APPROVE_CHOOSE)
+                show = false;
+
         if (show)
                 move(a->cursor_y, a->cursor_x);
         if (show != a->cursor_shown) {
@@ -575,6 +590,12 @@ void draw_frame(struct app *a)
                                 panes[i](a, &l.pane[i]);
         }
         draw_status(a);
+        if (a->screen == SCREEN_LIVE && approve_active(a))
+                approve_draw(a);
+        if (a->approve.ring) { /* once per batch of requests */
+                beep();
+                a->approve.ring = false;
+        }
         if (a->dialog != DIALOG_NONE)
                 draw_dialog(a);
         if (a->help)

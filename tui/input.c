@@ -13,7 +13,6 @@
 #define KEY_PASTE_BEGIN (KEY_MAX + 1)
 #define KEY_PASTE_END   (KEY_MAX + 2)
 #define CONFIRM_MS      2000 /* a second Esc or Ctrl-C within this confirms */
-#define DIALOG_GUARD_MS 250  /* a dialog's y counts only after this long */
 
 static int key_ctrl_left = -1, key_ctrl_right = -1;
 
@@ -36,9 +35,9 @@ void input_setup(void)
 
 /* ---- the prompt ---- */
 
-static bool prompt_focused(const struct app *a)
+static bool prompt_focused(struct app *a)
 {
-        if (a->replay)
+        if (a->replay || approve_active(a))
                 return false;
         return a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing;
 }
@@ -76,9 +75,9 @@ static void submit(struct app *a)
         app_start_prompt(a);
 }
 
-/* Keys with a meaning in the prompt; false sends the key on to the
- * screen's commands (function keys, paging, the mouse). */
-static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
+/* Keys that edit a line; false for the rest (Enter, Esc, Tab, function
+ * keys). Control keys without an edit are taken, and do nothing. */
+bool input_edit(struct prompt *p, int kind, wint_t ch, bool alt)
 {
         static const struct {
                 wint_t key;
@@ -111,25 +110,41 @@ static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
 
         if (alt && !code) {
                 if (ch == '\r' || ch == '\n')
-                        prompt_insert(&a->prompt, "\n", 1);
+                        prompt_insert(p, "\n", 1);
                 else if (ch == 'b' || ch == 'B')
-                        prompt_edit(&a->prompt, PROMPT_WORD_LEFT);
+                        prompt_edit(p, PROMPT_WORD_LEFT);
                 else if (ch == 'f' || ch == 'F')
-                        prompt_edit(&a->prompt, PROMPT_WORD_RIGHT);
+                        prompt_edit(p, PROMPT_WORD_RIGHT);
                 else if (ch == 127 || ch == 8)
-                        prompt_edit(&a->prompt, PROMPT_KILL_WORD);
+                        prompt_edit(p, PROMPT_KILL_WORD);
                 return true; /* other Alt keys do nothing here */
         }
         if (code && (int)ch == key_ctrl_left)
-                return prompt_edit(&a->prompt, PROMPT_WORD_LEFT), true;
+                return prompt_edit(p, PROMPT_WORD_LEFT), true;
         if (code && (int)ch == key_ctrl_right)
-                return prompt_edit(&a->prompt, PROMPT_WORD_RIGHT), true;
+                return prompt_edit(p, PROMPT_WORD_RIGHT), true;
         for (i = 0; i < sizeof(edits) / sizeof(edits[0]); i++)
                 if (edits[i].key == ch && edits[i].code == code) {
-                        prompt_edit(&a->prompt, edits[i].edit);
+                        prompt_edit(p, edits[i].edit);
                         return true;
                 }
-        if (code) {
+        if (!code && ch >= 32) {
+                char mb[MB_LEN_MAX + 1];
+                int n = wctomb(mb, (wchar_t)ch);
+                if (n > 0)
+                        prompt_insert(p, mb, (size_t)n);
+                return true;
+        }
+        return false;
+}
+
+/* Keys with a meaning in the prompt; false sends the key on to the
+ * screen's commands (function keys, paging, the mouse). */
+static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
+{
+        if (input_edit(&a->prompt, kind, ch, alt))
+                return true;
+        if (kind == KEY_CODE_YES) {
                 if (ch == KEY_ENTER) {
                         submit(a);
                         return true;
@@ -161,8 +176,6 @@ static bool key_prompt(struct app *a, int kind, wint_t ch, bool alt)
                 }
                 return false; /* panes still take Tab while typing */
         }
-        if (ch >= 32)
-                insert_char(a, ch);
         return true; /* other control keys never fall through to commands */
 }
 
@@ -621,6 +634,10 @@ static void key_live(struct app *a, wint_t ch)
                 break;
         case '\n':
         case '\r':
+                /* a call waiting for approval opens its dialog */
+                if (!a->detail.open && a->focus == PANE_TOOLS &&
+                    approve_show(a, a->sel[PANE_TOOLS]))
+                        break;
                 if (!a->detail.open && !detail_open(a))
                         snprintf(a->status, sizeof(a->status),
                                  "nothing selected: Tab to the tool calls or executions");
@@ -674,6 +691,12 @@ static void key_live(struct app *a, wint_t ch)
         case 'O':
                 jump_to_offender(a, ch == 'O');
                 break;
+        case 'A':
+                if (!approve_show(a, -1))
+                        snprintf(a->status, sizeof(a->status), "%s",
+                                 a->replay ? "replay is read-only: no approvals"
+                                           : "no call waits for approval");
+                break;
         }
 }
 
@@ -686,6 +709,8 @@ static bool key_global(struct app *a, int kind, wint_t ch)
                 a->help = true;
         } else if (ch == KEY_F(2)) {
                 app_flip_mode(a);
+        } else if (ch == KEY_F(3)) {
+                app_cycle_policy(a);
         } else if (ch == KEY_F(6) && a->screen == SCREEN_LIVE) {
                 set_sort(a, LIST_SORT_ARRIVAL, true);
         } else if (ch == KEY_F(12)) {
@@ -726,6 +751,10 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
                 key_dialog(a, kind, ch);
                 return;
         }
+        if (a->screen == SCREEN_LIVE && approve_active(a)) {
+                approve_key(a, kind, ch);
+                return;
+        }
         if (kind == KEY_CODE_YES && ch == KEY_MOUSE) {
                 key_mouse(a);
                 return;
@@ -761,6 +790,12 @@ static void paste_char(struct app *a, int kind, wint_t ch)
 {
         if (a->replay)
                 return;
+        /* into the approval dialog's line, if one is typed; else nowhere */
+        if (a->screen == SCREEN_LIVE && approve_active(a)) {
+                if (a->approve.stage != APPROVE_CHOOSE && kind != KEY_CODE_YES && ch >= 32)
+                        input_edit(&a->approve.field, kind, ch, false);
+                return;
+        }
         focus_prompt(a);
         if (kind == KEY_CODE_YES)
                 ch = ch == KEY_ENTER ? '\n' : 0;
@@ -777,7 +812,7 @@ void input_read(struct app *a)
         while ((kind = get_wch(&ch)) != ERR) {
                 if (kind == KEY_CODE_YES && (ch == KEY_PASTE_BEGIN || ch == KEY_PASTE_END)) {
                         a->pasting = ch == KEY_PASTE_BEGIN;
-                        if (a->pasting)
+                        if (a->pasting && !(a->screen == SCREEN_LIVE && approve_active(a)))
                                 focus_prompt(a);
                         pasted = true;
                         continue;

@@ -68,6 +68,21 @@ static void draw_setup_image(struct app *a, int *y, int x, int w)
                            line, strlen(line));
 }
 
+/* "approval   host: what it asks before, here (F3 changes it)". */
+static void draw_setup_policy(struct app *a, int y, int x, int w)
+{
+        bool sb = a->mode == EXEC_SANDBOX;
+        const char *what = a->policy == APPROVAL_ALWAYS  ? "asks before every call"
+                           : a->policy == APPROVAL_NEVER ? "never asks (rules still apply)"
+                           : sb ? "asks before MCP servers that reach this host"
+                                : "asks before shell, Python and file writes here";
+        char line[256];
+
+        snprintf(line, sizeof(line), "approval   %s (%s): %s  [F3]",
+                 approval_policy_name(a->policy), a->policy_from, what);
+        draw_put(a, y, x, w, a->policy == APPROVAL_NEVER && !sb ? THEME_WARNING : THEME_TEXT, line);
+}
+
 /* One piece of a line, at *col, while it fits within x + w. */
 static void put_piece(struct app *a, int y, int *col, int end, enum theme_role r, const char *safe)
 {
@@ -216,6 +231,7 @@ void draw_setup(struct app *a)
         snprintf(line, sizeof(line), "mode from  %s",
                  a->mode == a->o.mode ? a->o.mode_from : "the setup screen (F2)");
         draw_put_untrusted(a, y++, x, w, THEME_TEXT, line, strlen(line));
+        draw_setup_policy(a, y++, x, w);
         if (a->s != NULL) {
                 unsigned par;
                 uint64_t budget;
@@ -563,10 +579,13 @@ void draw_tools(struct app *a, const struct layout_rect *r)
                 const struct viewmodel_call *c = viewmodel_call(a->vm, (size_t)(i = lv->rows[row]));
                 bool sel = a->focus == PANE_TOOLS && i == a->sel[PANE_TOOLS];
                 bool q = viewmodel_call_queued(c);
-                enum theme_role role = sel ? THEME_SELECTION
-                                       : q ? THEME_TEXT_DIM
-                                           : draw_call_role(c->state);
-                const char *mark = q                             ? "."
+                enum theme_role role = sel                         ? THEME_SELECTION
+                                       : viewmodel_call_waiting(c) ? THEME_WARNING
+                                       : q                         ? THEME_TEXT_DIM
+                                                                   : draw_call_role(c->state);
+                bool asks = viewmodel_call_waiting(c);
+                const char *mark = asks                          ? "?"
+                                   : q                           ? "."
                                    : c->state == VM_CALL_RUNNING ? draw_spinner(a)
                                    : c->state == VM_CALL_OK      ? "+"
                                                                  : "x";

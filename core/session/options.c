@@ -57,7 +57,7 @@ const char options_help_screen[] =
     "  --theme NAME|PATH           colours: a bundled or user theme, or a theme file\n"
     "                              (t cycles them at run time)\n"
     "  --no-color                  monochrome (also when NO_COLOR is set)\n"
-    "  --no-bell                   no bell when a call waits for approval\n";
+    "  --no-bell                   no terminal bell when a call waits for approval\n";
 
 void options_builtin(struct options *o)
 {

@@ -583,12 +583,14 @@ out:
 
 struct summary {
         const char *file;
-        json_t *events;      /* the events the summary shows, in order */
-        json_t *results;     /* call_id -> tool.result */
-        json_t *execs;       /* call_id -> [exec_id key] */
-        json_t *exits;       /* exec_id key -> exec.exit */
-        json_t *kills;       /* exec_id key -> operator.kill */
-        json_t *start, *end; /* the last of each */
+        json_t *events;                  /* the events the summary shows, in order */
+        json_t *results;                 /* call_id -> tool.result */
+        json_t *execs;                   /* call_id -> [exec_id key] */
+        json_t *exits;                   /* exec_id key -> exec.exit */
+        json_t *kills;                   /* exec_id key -> operator.kill */
+        json_t *decisions;               /* call_id -> approval.decision */
+        unsigned asked, allowed, denied; /* approval requests, decisions */
+        json_t *start, *end;             /* the last of each */
         json_int_t last_ms;
         unsigned lines, bad, turns, calls;
         bool in_turn;
@@ -725,6 +727,22 @@ static bool index_event(struct summary *s, json_t *ev, const char *type)
                 json_array_append_new(list, json_string(eid));
                 return false;
         }
+        if (strcmp(type, "approval.request") == 0) {
+                s->asked++;
+                return false;
+        }
+        if (strcmp(type, "approval.decision") == 0) {
+                id = id_key(json_object_get(ev, "call_id"), buf, sizeof(buf));
+                if (id != NULL)
+                        json_object_set(s->decisions, id, ev);
+                if (json_is_string(json_object_get(ev, "decision"))) {
+                        if (strcmp(str_field(ev, "decision"), "deny") == 0)
+                                s->denied++;
+                        else
+                                s->allowed++;
+                }
+                return false;
+        }
         if (strcmp(type, "exec.exit") == 0 || strcmp(type, "operator.kill") == 0) {
                 id = id_key(json_object_get(ev, "exec_id"), buf, sizeof(buf));
                 if (id != NULL)
@@ -843,12 +861,39 @@ static void pad(size_t used, size_t width)
         printf("%*s", used < width ? (int)(width - used) : 0, "");
 }
 
+/* Under a call the operator decided or a rule denied: who, and a denial's
+ * reason ("denied by the operator: not the build dir"). */
+static void print_decision(const json_t *dec, bool denied)
+{
+        char by[32], rule[128], reason[260], added[128];
+
+        clip_str(str_field(dec, "by"), 20, by, sizeof(by));
+        clip_str(str_field(dec, "rule"), 100, rule, sizeof(rule));
+        clip_str(str_field(dec, "reason"), 200, reason, sizeof(reason));
+        clip_str(str_field(dec, "rule_added"), 100, added, sizeof(added));
+        if (!denied && strcmp(by, "operator") != 0)
+                return; /* a rule's allow: the row says enough */
+        printf("       %s by the %s", denied ? "denied" : "allowed", by[0] ? by : "?");
+        if (rule[0])
+                printf(" (rule %s)", rule);
+        if (json_is_string(json_object_get(dec, "arguments")))
+                printf(", arguments edited");
+        if (added[0])
+                printf(", rule added: %s", added);
+        if (denied)
+                printf(": %s", reason[0] ? reason : "no reason given");
+        printf("\n");
+}
+
 static void print_call(struct summary *s, const json_t *call)
 {
         char name[64], args[256], dur[32], buf[32], ex[512];
         const json_t *a = json_object_get(call, "arguments");
         const char *id = id_key(json_object_get(call, "call_id"), buf, sizeof(buf));
         const json_t *res = id != NULL ? json_object_get(s->results, id) : NULL;
+        const json_t *dec = id != NULL ? json_object_get(s->decisions, id) : NULL;
+        const char *decision = dec != NULL ? str_field(dec, "decision") : NULL;
+        bool denied = decision != NULL && strcmp(decision, "deny") == 0;
         const char *outcome = "no result";
         json_int_t ms = -1;
         size_t w, namew;
@@ -874,7 +919,9 @@ static void print_call(struct summary *s, const json_t *call)
         pad(namew, 16);
         printf("  %s", args);
         pad(w, 60);
-        printf("  %7s  %-9s  %s\n", dur, outcome, ex);
+        printf("  %7s  %-9s  %s\n", dur, denied ? "denied" : outcome, ex);
+        if (dec != NULL)
+                print_decision(dec, denied);
 }
 
 static void print_start(const json_t *ev)
@@ -984,6 +1031,13 @@ static void print_end(const struct summary *s)
         print_usage(json_object_get(e, "usage"));
 }
 
+static void print_approvals(const struct summary *s)
+{
+        if (s->asked > 0 || s->denied > 0)
+                printf("approvals: %u asked, %u allowed, %u denied\n", s->asked, s->allowed,
+                       s->denied);
+}
+
 static void print_summary(struct summary *s)
 {
         size_t i;
@@ -1016,6 +1070,7 @@ static void print_summary(struct summary *s)
         if (s->pending[0] != '\0')
                 printf("\nuser (no turn followed): %s\n", s->pending);
         print_end(s);
+        print_approvals(s);
         if (s->bad > 0)
                 printf("skipped %u unreadable line%s of %u (see stderr)\n", s->bad,
                        s->bad == 1 ? "" : "s", s->lines);
@@ -1068,6 +1123,7 @@ int trace_summary_main(int argc, char **argv)
         s.execs = json_object();
         s.exits = json_object();
         s.kills = json_object();
+        s.decisions = json_object();
         s.last_ms = -1;
         while ((n = getline(&line, &cap, f)) > 0)
                 read_line(&s, line, (size_t)n);
@@ -1083,6 +1139,7 @@ int trace_summary_main(int argc, char **argv)
         json_decref(s.execs);
         json_decref(s.exits);
         json_decref(s.kills);
+        json_decref(s.decisions);
         json_decref(s.start);
         json_decref(s.end);
         return s.bad > 0 ? 1 : 0;

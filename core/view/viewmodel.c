@@ -816,6 +816,13 @@ static unsigned on_tool_call(struct viewmodel *vm, const json_t *ev, uint64_t t)
                                      .start_ms = t,
                                      .exit_code = -1,
                                      .output = vm_empty,
+                                     .where = vm_empty,
+                                     .asked_by = vm_empty,
+                                     .decided_by = vm_empty,
+                                     .rule = vm_empty,
+                                     .reason = vm_empty,
+                                     .rule_added = vm_empty,
+                                     .edited = vm_empty,
                                      .running_pos__ = at,
                                      .gen = vm->gen + 1};
         c->id = strdup(id);
@@ -942,6 +949,95 @@ static unsigned on_tool_result(struct viewmodel *vm, const json_t *ev, uint64_t 
         running_del(vm, c);
         c->gen = vm->gen + 1;
         return VM_DIRTY_CALLS;
+}
+
+/* ---- approvals ---- */
+
+static struct viewmodel_call *running_call_of(struct viewmodel *vm, const json_t *ev)
+{
+        const char *id = get_str(ev, "call_id", NULL);
+        struct viewmodel_call *c = id != NULL ? call_get(vm, id) : NULL;
+
+        return c != NULL && c->state == VM_CALL_RUNNING ? c : NULL;
+}
+
+static void str_set(char **field, const char *s)
+{
+        str_free(*field);
+        *field = str_dup(s);
+}
+
+/* approval.request: the call waits for the operator, with no execution. */
+static unsigned on_approval_request(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_call *c = running_call_of(vm, ev);
+
+        if (c == NULL || c->approval != VM_APPROVAL_NONE)
+                return 0;
+        c->approval = VM_APPROVAL_WAITING;
+        c->asked_ms = t;
+        str_set(&c->where, get_str(ev, "where", NULL));
+        str_set(&c->asked_by, get_str(ev, "asked_by", NULL));
+        get_limits(ev, &c->approval_limits);
+        c->gen = vm->gen + 1;
+        return VM_DIRTY_CALLS | VM_DIRTY_TRANSCRIPT | VM_DIRTY_EXECS;
+}
+
+/* The transcript's line for a decision worth reading later: each of the
+ * operator's, and a rule's denial. */
+static void decision_entry(struct viewmodel *vm, const struct viewmodel_call *c, bool allow,
+                           uint64_t t)
+{
+        char line[1600];
+        const char *by = c->decided_by;
+        int n;
+
+        if (strcmp(by, "operator") == 0)
+                n = snprintf(line, sizeof(line), "operator %s %s", allow ? "allowed" : "denied",
+                             c->summary);
+        else if (!allow && strcmp(by, "rule") == 0)
+                n = snprintf(line, sizeof(line), "rule '%.200s' denied %s", c->rule, c->summary);
+        else if (!allow)
+                n = snprintf(line, sizeof(line), "denied %s (%s)", c->summary, by);
+        else
+                return;
+        if (n < 0 || (size_t)n >= sizeof(line))
+                n = (int)strlen(line);
+        if (c->edited[0] != '\0')
+                n += snprintf(line + n, sizeof(line) - (size_t)n, ", with edited arguments");
+        if (c->rule_added[0] != '\0' && (size_t)n < sizeof(line))
+                n += snprintf(line + n, sizeof(line) - (size_t)n,
+                              ", and calls like it (rule %.300s)", c->rule_added);
+        if (!allow && c->reason[0] != '\0' && (size_t)n < sizeof(line))
+                snprintf(line + n, sizeof(line) - (size_t)n, ": %.1000s", c->reason);
+        entry_add(vm, VM_ENTRY_APPROVAL, line, strnlen(line, sizeof(line)), t);
+}
+
+/* approval.decision: after a request, or alone for a rule that decided at
+ * once (a rule's allow adds no transcript line). */
+static unsigned on_approval_decision(struct viewmodel *vm, const json_t *ev, uint64_t t)
+{
+        struct viewmodel_call *c = running_call_of(vm, ev);
+        const char *d = get_str(ev, "decision", NULL);
+        bool allow;
+
+        if (c == NULL || d == NULL || (strcmp(d, "allow") != 0 && strcmp(d, "deny") != 0) ||
+            (c->approval != VM_APPROVAL_NONE && c->approval != VM_APPROVAL_WAITING))
+                return 0;
+        allow = strcmp(d, "allow") == 0;
+        c->approval = allow ? VM_APPROVAL_ALLOWED : VM_APPROVAL_DENIED;
+        str_set(&c->decided_by, get_str(ev, "by", NULL));
+        str_set(&c->rule, get_str(ev, "rule", NULL));
+        str_set(&c->reason, get_str(ev, "reason", NULL));
+        str_set(&c->rule_added, get_str(ev, "rule_added", NULL));
+        str_set(&c->edited, get_str(ev, "arguments", NULL));
+        get_u64(ev, "waited_ms", &c->waited_ms);
+        /* what runs is the edited call: its line says so */
+        if (c->edited[0] != '\0')
+                summarize(c->summary, c->name, c->edited);
+        decision_entry(vm, c, allow, t);
+        c->gen = vm->gen + 1;
+        return VM_DIRTY_CALLS | VM_DIRTY_TRANSCRIPT | VM_DIRTY_EXECS;
 }
 
 /* ---- executions ---- */
@@ -1228,6 +1324,8 @@ struct handler {
 /* One handler a line. */
 /* clang-format off */
 static const struct handler handlers[] = {
+    {"approval.decision", on_approval_decision},
+    {"approval.request", on_approval_request},
     {"exec.create", on_exec_create},
     {"exec.exit", on_exec_exit},
     {"exec.output", on_exec_output},
@@ -1312,6 +1410,13 @@ static void vm_clear(struct viewmodel *vm)
                 str_free(c->name);
                 str_free(c->arguments);
                 str_free(c->output);
+                str_free(c->where);
+                str_free(c->asked_by);
+                str_free(c->decided_by);
+                str_free(c->rule);
+                str_free(c->reason);
+                str_free(c->rule_added);
+                str_free(c->edited);
                 free(c->exec_ids);
         }
         for (i = 0; i < vm->nexecs; i++) {
@@ -1410,18 +1515,42 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id)
         return map_find(&vm->call_map, hash_str(call_id), call_eq, vm, call_id);
 }
 
+bool viewmodel_call_waiting(const struct viewmodel_call *c)
+{
+        return c->state == VM_CALL_RUNNING && c->approval == VM_APPROVAL_WAITING;
+}
+
 bool viewmodel_call_queued(const struct viewmodel_call *c)
 {
         /* an MCP tool (mcp__SERVER__TOOL) runs in its server's execution,
-         * never in one of its own: it waits for nothing */
-        return c->state == VM_CALL_RUNNING && c->nexecs == 0 && strncmp(c->name, "mcp__", 5) != 0;
+         * never in one of its own: it waits for nothing; a call waiting
+         * for approval waits for the operator, not for an execution */
+        return c->state == VM_CALL_RUNNING && c->nexecs == 0 && strncmp(c->name, "mcp__", 5) != 0 &&
+               c->approval != VM_APPROVAL_WAITING;
 }
 
 const char *viewmodel_call_label(const struct viewmodel_call *c)
 {
+        if (viewmodel_call_waiting(c))
+                return "approval";
+        if (c->approval == VM_APPROVAL_DENIED && c->state != VM_CALL_RUNNING)
+                return "denied";
         if (c->cancelled)
                 return "cancelled";
         return viewmodel_call_queued(c) ? "queued" : viewmodel_call_state_name(c->state);
+}
+
+long viewmodel_next_approval(const struct viewmodel *vm, long after)
+{
+        long best = -1;
+        size_t i;
+
+        for (i = 0; i < vm->running.n; i++) {
+                long k = (long)vm->running.pos[i];
+                if (k > after && (best < 0 || k < best) && viewmodel_call_waiting(&vm->calls[k]))
+                        best = k;
+        }
+        return best;
 }
 
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm)
@@ -1492,8 +1621,10 @@ void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out)
                 out->cpu_pct += e->stats.cpu_pct;
                 out->mem_bytes += e->stats.mem_bytes;
         }
-        for (i = 0; i < vm->running.n; i++)
+        for (i = 0; i < vm->running.n; i++) {
                 out->queued += viewmodel_call_queued(&vm->calls[vm->running.pos[i]]);
+                out->approvals += viewmodel_call_waiting(&vm->calls[vm->running.pos[i]]);
+        }
 }
 
 const char *viewmodel_session_state_name(enum vm_session_state s)

@@ -57,7 +57,12 @@ enum vm_entry_kind {
         VM_ENTRY_INTERRUPT, /* operator.interrupt */
         VM_ENTRY_KILL,      /* operator.kill */
         VM_ENTRY_TOOL,      /* tool.call: a call shown inline (call), text "" */
+        VM_ENTRY_APPROVAL,  /* approval.decision of the operator, or a denying rule */
 };
+
+/* Whether a call waited for the operator (approval.request) and how that
+ * ended (approval.decision); a call a rule allowed at once is ALLOWED. */
+enum vm_approval { VM_APPROVAL_NONE, VM_APPROVAL_WAITING, VM_APPROVAL_ALLOWED, VM_APPROVAL_DENIED };
 
 /* Zero in a field: no limit, or not reported. */
 struct viewmodel_limits {
@@ -120,6 +125,14 @@ struct viewmodel_call {
                                           first line is line output_dropped_lines + 1 */
         uint64_t *exec_ids;            /* executions that ran for it */
         size_t nexecs;
+        /* Approval: the request's where, asked_by ("policy host") and
+         * limits; the decision's by ("operator", "rule", "policy"), rule,
+         * reason, rule_added and edited arguments ("" when none). */
+        enum vm_approval approval;
+        char *where, *asked_by;
+        struct viewmodel_limits approval_limits;
+        char *decided_by, *rule, *reason, *rule_added, *edited;
+        uint64_t asked_ms, waited_ms;
         uint64_t gen;
         /* internal */
         size_t output_cap__, execs_cap__, running_pos__;
@@ -172,9 +185,10 @@ struct viewmodel_exec {
 };
 
 struct viewmodel_host {
-        unsigned running; /* executions started and not yet exited */
-        unsigned queued;  /* calls waiting for an execution (viewmodel_call_queued) */
-        double cpu_pct;   /* summed over those */
+        unsigned running;   /* executions started and not yet exited */
+        unsigned queued;    /* calls waiting for an execution (viewmodel_call_queued) */
+        unsigned approvals; /* calls waiting for the operator's approval */
+        double cpu_pct;     /* summed over those */
         uint64_t mem_bytes;
 };
 
@@ -221,8 +235,13 @@ long viewmodel_call_find(const struct viewmodel *vm, const char *call_id);
  * session's queue (or for an earlier call on the same path), since an
  * execution's exec.create comes only when it may start. */
 bool viewmodel_call_queued(const struct viewmodel_call *c);
-/* The call's state in a word: "queued" and "cancelled" besides the state
- * names. */
+/* A running call whose approval.request has had no decision yet. */
+bool viewmodel_call_waiting(const struct viewmodel_call *c);
+/* The first call (in the order of their tool.call) waiting for approval,
+ * after index `after` (-1: from the start); -1 when none. */
+long viewmodel_next_approval(const struct viewmodel *vm, long after);
+/* The call's state in a word: "queued", "cancelled", "approval" (waiting
+ * for it) and "denied" besides the state names. */
 const char *viewmodel_call_label(const struct viewmodel_call *c);
 /* Calls still running (queued ones included), in no particular order. */
 size_t viewmodel_nrunning_calls(const struct viewmodel *vm);

@@ -64,7 +64,7 @@ mkdir -p "$WORK/s" "$WORK/xdg"
 echo '{"content": "quick answer"}' >"$WORK/s/quick.jsonl"
 give_away "$WORK/s" "$WORK/xdg"
 ENVS="env -u PROCTOR_THEMES_DIR XDG_CONFIG_HOME=$WORK/xdg"
-start ins 120x40 "$ENVS $P/bin/proctor --model script:$WORK/s/quick.jsonl"
+start ins 120x40 "$ENVS $P/bin/proctor --approval never --model script:$WORK/s/quick.jsonl"
 expect_screen ins "Where should this session's tools run" "the installed binary starts"
 check "no complaint about themes" bash -c "! $T capture-pane -p -t ins | grep -q 'no bundled themes'"
 $T send-keys -t ins "go" Enter

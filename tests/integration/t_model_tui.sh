@@ -16,7 +16,7 @@ print(json.dumps({"raw": ["data: %s\n\n" % a for a in sys.argv[1:]]}))' "$@"
 # tui NAME: the supervisor on the fake serving $WORK/NAME.script, prompted
 tui() {
         fake_start "$1"
-        start "$1" 160x40 "env -u PROCTOR_API_KEY -u OPENAI_API_KEY -u HF_TOKEN $PROCTOR --mode local --model openai:fake-model --base-url http://127.0.0.1:$port/v1"
+        start "$1" 160x40 "env -u PROCTOR_API_KEY -u OPENAI_API_KEY -u HF_TOKEN $PROCTOR --approval never --mode local --model openai:fake-model --base-url http://127.0.0.1:$port/v1"
         expect_screen "$1" "Type a prompt" "$1: the setup screen"
         $T send-keys -t "$1" "go" Enter
 }

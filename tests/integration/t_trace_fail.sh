@@ -54,7 +54,7 @@ expect_eq "a writable trace: exit 0" 0 "$rc"
 expect_no_match "a writable trace: no complaint" "No space|incomplete" "$(cat "$WORK/err")"
 
 # the supervisor: a banner over the meter line, the session carries on
-start tui 120x30 "$PROCTOR --mode local --model script:$WORK/s.jsonl --trace /dev/full"
+start tui 120x30 "$PROCTOR --approval never --mode local --model script:$WORK/s.jsonl --trace /dev/full"
 expect_screen tui "Where should this session's tools run" "the supervisor starts"
 $T send-keys -t tui "go" Enter
 expect_screen tui "trace /dev/full: No space left on device at event 1" \

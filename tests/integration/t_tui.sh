@@ -63,7 +63,7 @@ $T send-keys -t b q
 expect_screen b "EXITED 0" "quit after the kill"
 
 # Esc interrupts the turn; q while running asks first
-start c 160x48 "$PROCTOR --mode local --model script:$WORK/s/long.jsonl"
+start c 160x48 "$PROCTOR --approval never --mode local --model script:$WORK/s/long.jsonl"
 $T send-keys -t c "go" Enter
 expect_screen c "running" "local slow call runs"
 sleep 0.5
@@ -91,7 +91,7 @@ $T send-keys -t d F10
 expect_screen d "EXITED 0" "quit from setup"
 
 # hostile output: no retitle, no clear; shown as visible escapes
-start e 160x48 "$PROCTOR --model script:$WORK/s/evil.jsonl"
+start e 160x48 "$PROCTOR --approval never --model script:$WORK/s/evil.jsonl"
 title_before=$($T display -p -t e '#{pane_title}')
 $T send-keys -t e "go" Enter
 expect_screen e "done with evil" "the evil session completes"

@@ -68,7 +68,7 @@ expect_match "the default theme paints blank rows with its background (#1c1e22)"
         $'^\e\\[38;5;[0-9]+m\e\\[48;5;234m {100}$' "$(blank_row dk)"
 
 # ---- 8 colours: failures still red, successes still green ----
-start e8 160x30 "TERM=xterm $PROCTOR --mode local --model script:$WORK/s/outcomes.jsonl"
+start e8 160x30 "TERM=xterm $PROCTOR --approval never --mode local --model script:$WORK/s/outcomes.jsonl"
 $T send-keys -t e8 "go" Enter
 expect_screen e8 "outcomes done" "the outcomes session ends" 20
 expect_match "8 colours: a failed call is red" $'\e\\[(1;)?31m[^\e]*(error|exit)' "$(row_of e8 'echo failing-now')"
@@ -121,7 +121,7 @@ check "LANG=C: the details keep their borders" intact lc
 # ---- confirmations fit: the keys always show whole, 80x24 and wider ----
 for size in 80x24 160x48; do
         d=dlg${size%x*}
-        start "$d" "$size" "$PROCTOR --mode local --model script:$WORK/s/slow.jsonl"
+        start "$d" "$size" "$PROCTOR --approval never --mode local --model script:$WORK/s/slow.jsonl"
         $T send-keys -t "$d" "go" Enter
         expect_screen "$d" "host: 1 running" "$size: the slow call runs"
         $T send-keys -t "$d" k
@@ -143,7 +143,7 @@ done
 
 # ---- the session's clock and its trace start with the session ----
 st=$WORK/state
-start clk 120x30 "XDG_STATE_HOME=$st $PROCTOR --mode local --model script:$WORK/s/quick.jsonl"
+start clk 120x30 "XDG_STATE_HOME=$st $PROCTOR --approval never --mode local --model script:$WORK/s/quick.jsonl"
 expect_screen clk "Where should this session's tools run" "the setup screen, left a while"
 sleep 3
 check "no trace file while the setup screen waits" \

@@ -51,7 +51,7 @@ sys.exit("no rule")'
 }
 
 # ---- a spike 1.5 s long, looked at ten seconds later ----
-start sp 160x30 "$PROCTOR --mode local --model script:$WORK/s/spike.jsonl"
+start sp 160x30 "$PROCTOR --approval never --mode local --model script:$WORK/s/spike.jsonl"
 $T send-keys -t sp "go" Enter
 expect_screen sp "#1 running" "the spiking process runs"
 sleep 10
@@ -80,7 +80,7 @@ cat >"$WORK/s/small.jsonl" <<'EOF'
 {"content": "Small.", "tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]}
 {"content": "small done"}
 EOF
-start sm 160x30 "$PROCTOR --mode local --model script:$WORK/s/small.jsonl"
+start sm 160x30 "$PROCTOR --approval never --mode local --model script:$WORK/s/small.jsonl"
 $T send-keys -t sm "go" Enter
 expect_screen sm "mem [0-9.]+[BKM]/- +[^ ]" "the small process has a memory graph" 10
 sleep 1
@@ -88,7 +88,7 @@ expect_match "a small process's memory with no limit draws the lowest bars" '^0+
         "$(levels sm "mem [0-9.]+[BKM]/-")"
 
 # ---- output: counted for the execution, numbered from the start ----
-start bg 160x40 "$PROCTOR --mode local --model script:$WORK/s/big.jsonl"
+start bg 160x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/big.jsonl"
 $T send-keys -t bg "go" Enter
 expect_screen bg "big done" "the big output session ends" 20
 $T send-keys -t bg Tab Tab Home Enter
@@ -105,7 +105,7 @@ expect_no_match "the oldest line kept is not called line 1" "lines 1-" "$(screen
 
 # 2 MB of output watched from its start: the view kept every line, so none
 # is said dropped, though the view model kept only its last megabyte
-start ln 160x40 "$PROCTOR --mode local --output-limit 4M --model script:$WORK/s/lines.jsonl"
+start ln 160x40 "$PROCTOR --approval never --mode local --output-limit 4M --model script:$WORK/s/lines.jsonl"
 $T send-keys -t ln "go" Enter
 expect_screen ln "bash: sleep 2" "the slow printer starts"
 $T send-keys -t ln Tab Enter

@@ -37,9 +37,9 @@ to_state() {
         setup | setup_text) start "$n" 120x40 "$PROCTOR --mode sandbox" ;;
         running)
                 slow "$n"
-                start "$n" 120x40 "$PROCTOR --mode local --model script:$WORK/s/$n.jsonl"
+                start "$n" 120x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/$n.jsonl"
                 ;;
-        *) start "$n" 120x40 "$PROCTOR --mode local --model script:$WORK/s/quick.jsonl" ;;
+        *) start "$n" 120x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/quick.jsonl" ;;
         esac
         wait_for "$n" "Where should this session's tools run" || return 1
         case $st in
@@ -248,7 +248,7 @@ expect_screen p "EXITED 0" "quit after paste"
 # ---- while a tool runs ----
 
 slow r
-start r 120x40 "$PROCTOR --mode local --model script:$WORK/s/r.jsonl"
+start r 120x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/r.jsonl"
 expect_screen r "Where should this session's tools run" "setup for the running checks"
 $T send-keys -t r go Enter
 expect_screen r "#1 running" "the slow tool runs"
@@ -292,7 +292,7 @@ cat >"$WORK/s/queue.jsonl" <<'EOF'
 {"content": "First answer."}
 {"content": "Second answer."}
 EOF
-start u 120x40 "$PROCTOR --mode local --model script:$WORK/s/queue.jsonl"
+start u 120x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/queue.jsonl"
 expect_screen u "Where should this session's tools run" "setup for the queue"
 $T send-keys -t u go Enter
 expect_screen u "bash: sleep 2 .*running" "the first turn works"

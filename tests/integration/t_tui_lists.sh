@@ -16,7 +16,7 @@ EOF
 # first_exec NAME: the title row of the first execution in the list
 first_exec() { screen "$1" | grep -oE '#[0-9]+ (running|exited) ' | head -1 | cut -d' ' -f1; }
 
-start a 160x40 "$PROCTOR --mode local --model script:$WORK/s/many.jsonl"
+start a 160x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/many.jsonl"
 expect_screen a "Where should this session's tools run" "setup"
 $T send-keys -t a go Enter
 expect_screen a "tool calls \[4/4\]" "the tool calls' title counts them and places the selection"
@@ -87,7 +87,7 @@ cat >"$WORK/s/out.jsonl" <<'EOF'
 {"content": "Lots of output.", "tool_calls": [{"name": "bash", "arguments": {"command": "for i in $(seq 3000); do if [ $i = 1500 ] || [ $i = 2500 ]; then echo \"row $i Needle\"; else echo \"row $i\"; fi; done"}}]}
 {"content": "Output done."}
 EOF
-start o 120x40 "$PROCTOR --mode local --model script:$WORK/s/out.jsonl"
+start o 120x40 "$PROCTOR --approval never --mode local --model script:$WORK/s/out.jsonl"
 expect_screen o "Where should this session's tools run" "setup for the output viewer"
 $T send-keys -t o go Enter
 expect_screen o "Output done" "the output session completes" 10

@@ -23,7 +23,7 @@ with open(f"{d}/short.jsonl", "w") as f:
 EOF
 
 for mode in sandbox local; do
-        start $mode 160x48 "$PROCTOR --mode $mode --max-parallel 2 --model script:$WORK/s/six.jsonl"
+        start $mode 160x48 "$PROCTOR --approval never --mode $mode --max-parallel 2 --model script:$WORK/s/six.jsonl"
         expect_screen $mode "bounds +2 executions at once \(the rest queued\)" "$mode: setup states the cap"
         $T send-keys -t $mode "go" Enter
         expect_screen $mode "tool calls \(4 queued\)" "$mode: the pane title counts the queued calls"

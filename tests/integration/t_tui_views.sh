@@ -134,7 +134,7 @@ expect_screen l "EXITED 0" "quit after the local demo"
 "$T_PY" -c 'import json
 print(json.dumps({"content": "\n".join("answer-line-%d" % i for i in range(1, 701))}))' \
         >"$WORK/s/long-answer.jsonl"
-start t 160x48 "$PROCTOR --model script:$WORK/s/long-answer.jsonl"
+start t 160x48 "$PROCTOR --approval never --model script:$WORK/s/long-answer.jsonl"
 $T send-keys -t t "go" Enter
 expect_screen t "│answer-line-700 " "the end of a 700-line answer shows"
 $T send-keys -t t Home
@@ -173,7 +173,7 @@ $T send-keys -t r q
 expect_screen r "EXITED 0" "quit the paced replay"
 
 # wide characters and invalid UTF-8: replaced, and the columns still line up
-start w 160x48 "$PROCTOR --model script:$WORK/s/wide.jsonl"
+start w 160x48 "$PROCTOR --approval never --model script:$WORK/s/wide.jsonl"
 $T send-keys -t w "go" Enter
 expect_screen w "done with wide" "the wide-text session completes"
 $T send-keys -t w Tab Enter
@@ -242,7 +242,7 @@ start tb 120x40 "XDG_CONFIG_HOME=$WORK/xdg $PROCTOR --theme broken"
 expect_screen tb "broken.theme:2: bad colour \"#zzzzzz\"" "a broken theme is named with file and line"
 expect_screen tb "Where should this session's tools run" "the supervisor still runs on the default"
 $T send-keys -t tb F10
-start tt 120x40 "XDG_CONFIG_HOME=$WORK/xdg $PROCTOR --model script:$WORK/s/quick.jsonl"
+start tt 120x40 "XDG_CONFIG_HOME=$WORK/xdg $PROCTOR --approval never --model script:$WORK/s/quick.jsonl"
 $T send-keys -t tt "go" Enter
 expect_screen tt "session completed" "a quick session for cycling themes"
 seen=""

@@ -999,26 +999,161 @@ static void test_queued_calls(void **state)
         assert_string_equal(viewmodel_call_label(call_by_id(vm, "c4")), "cancelled");
 }
 
+/* The last transcript entry of a kind, or NULL. */
+static const struct viewmodel_entry *last_entry(struct viewmodel *vm, enum vm_entry_kind kind)
+{
+        size_t i = viewmodel_ntranscript(vm);
+
+        while (i-- > 0)
+                if (viewmodel_entry(vm, i)->kind == kind)
+                        return viewmodel_entry(vm, i);
+        return NULL;
+}
+
+static void approval_request(struct viewmodel *vm, uint64_t t, const char *id, const char *tool,
+                             const char *args)
+{
+        feed(vm, t, "approval.request", "{s:s,s:s,s:s,s:s,s:s,s:{s:I}}", "call_id", id, "tool",
+             tool, "arguments", args, "where", "local: on this host, not isolated", "asked_by",
+             "policy host", "limits", "timeout_ms", (json_int_t)30000);
+}
+
+/* A call that waits for the operator: "approval" in its label, counted in
+ * the host totals, never "queued"; then allowed (with a rule added and
+ * edited arguments) or denied with a reason, each in the transcript. */
+static void test_approvals(void **state)
+{
+        struct viewmodel *vm = *state;
+        const struct viewmodel_call *c;
+        const struct viewmodel_entry *e;
+        struct viewmodel_host h;
+
+        start_session(vm, 0);
+        feed(vm, 1, "turn.start", "{s:i}", "turn", 1);
+        call_start(vm, 10, "a1", "bash", "{\"command\":\"git status\"}");
+        call_start(vm, 10, "a2", "bash", "{\"command\":\"rm -rf build\"}");
+        call_start(vm, 10, "a3", "read", "{\"path\":\"x\"}");
+        approval_request(vm, 11, "a1", "bash", "{\"command\":\"git status\"}");
+        approval_request(vm, 11, "a2", "bash", "{\"command\":\"rm -rf build\"}");
+        /* a request for a call never seen changes nothing */
+        uint64_t gen = viewmodel_generation(vm);
+        approval_request(vm, 11, "nope", "bash", "{}");
+        assert_int_equal(viewmodel_generation(vm), gen);
+
+        c = call_by_id(vm, "a1");
+        assert_int_equal(c->approval, VM_APPROVAL_WAITING);
+        assert_true(viewmodel_call_waiting(c));
+        assert_false(viewmodel_call_queued(c));
+        assert_string_equal(viewmodel_call_label(c), "approval");
+        assert_string_equal(c->where, "local: on this host, not isolated");
+        assert_string_equal(c->asked_by, "policy host");
+        assert_int_equal(c->approval_limits.timeout_ms, 30000);
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.approvals, 2);
+        assert_int_equal(h.queued, 1); /* a3: no execution yet, asks nothing */
+        assert_int_equal(viewmodel_next_approval(vm, -1), 0);
+        assert_int_equal(viewmodel_next_approval(vm, 0), 1);
+        assert_int_equal(viewmodel_next_approval(vm, 1), -1);
+
+        /* allowed once the command was edited, with a rule for the like */
+        feed(vm, 20, "approval.decision", "{s:s,s:s,s:s,s:I,s:s,s:s}", "call_id", "a1", "decision",
+             "allow", "by", "operator", "waited_ms", (json_int_t)9, "arguments",
+             "{\"command\":\"git status --short\"}", "rule_added", "bash:git status*");
+        c = call_by_id(vm, "a1");
+        assert_int_equal(c->approval, VM_APPROVAL_ALLOWED);
+        assert_false(viewmodel_call_waiting(c));
+        assert_string_equal(c->decided_by, "operator");
+        assert_string_equal(c->rule_added, "bash:git status*");
+        assert_string_equal(c->edited, "{\"command\":\"git status --short\"}");
+        assert_string_equal(c->summary, "bash: git status --short");
+        assert_int_equal(c->waited_ms, 9);
+        assert_string_equal(viewmodel_call_label(c), "queued"); /* now it waits for a sandbox */
+        e = last_entry(vm, VM_ENTRY_APPROVAL);
+        assert_non_null(e);
+        assert_non_null(strstr(e->text, "operator allowed bash: git status --short"));
+        assert_non_null(strstr(e->text, "rule bash:git status*"));
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.approvals, 1);
+        assert_int_equal(viewmodel_next_approval(vm, -1), 1);
+
+        /* denied with a reason; its result says so and the label stays "denied" */
+        feed(vm, 30, "approval.decision", "{s:s,s:s,s:s,s:I,s:s}", "call_id", "a2", "decision",
+             "deny", "by", "operator", "waited_ms", (json_int_t)19, "reason", "not the build dir");
+        feed(vm, 30, "tool.result", "{s:s,s:b,s:s,s:i}", "call_id", "a2", "ok", 0, "output",
+             "denied by the operator: not the build dir", "exit_code", -1);
+        c = call_by_id(vm, "a2");
+        assert_int_equal(c->approval, VM_APPROVAL_DENIED);
+        assert_string_equal(c->reason, "not the build dir");
+        assert_int_equal(c->state, VM_CALL_ERROR);
+        assert_string_equal(viewmodel_call_label(c), "denied");
+        e = last_entry(vm, VM_ENTRY_APPROVAL);
+        assert_string_equal(e->text, "operator denied bash: rm -rf build: not the build dir");
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.approvals, 0);
+        assert_int_equal(viewmodel_next_approval(vm, -1), -1);
+        /* a second decision for the same call is ignored */
+        gen = viewmodel_generation(vm);
+        feed(vm, 31, "approval.decision", "{s:s,s:s,s:s}", "call_id", "a1", "decision", "deny",
+             "by", "operator");
+        assert_int_equal(viewmodel_generation(vm), gen);
+        assert_int_equal(call_by_id(vm, "a1")->approval, VM_APPROVAL_ALLOWED);
+}
+
+/* A rule decides at once: its allow adds no transcript line, its deny
+ * does; an interrupt denies a waiting call, and a call still waiting at the
+ * session's end no longer counts. */
+static void test_approval_rules_and_interrupt(void **state)
+{
+        struct viewmodel *vm = *state;
+        const struct viewmodel_entry *e;
+        struct viewmodel_host h;
+        size_t n;
+
+        start_session(vm, 0);
+        feed(vm, 1, "turn.start", "{s:i}", "turn", 1);
+        call_start(vm, 10, "r1", "bash", "{\"command\":\"ls\"}");
+        n = viewmodel_ntranscript(vm);
+        feed(vm, 11, "approval.decision", "{s:s,s:s,s:s,s:s,s:I}", "call_id", "r1", "decision",
+             "allow", "by", "rule", "rule", "bash:ls*", "waited_ms", (json_int_t)0);
+        assert_int_equal(call_by_id(vm, "r1")->approval, VM_APPROVAL_ALLOWED);
+        assert_string_equal(call_by_id(vm, "r1")->rule, "bash:ls*");
+        assert_int_equal(viewmodel_ntranscript(vm), n);
+        call_start(vm, 12, "r2", "bash", "{\"command\":\"curl x\"}");
+        feed(vm, 12, "approval.decision", "{s:s,s:s,s:s,s:s}", "call_id", "r2", "decision", "deny",
+             "by", "rule", "rule", "bash:curl*");
+        e = last_entry(vm, VM_ENTRY_APPROVAL);
+        assert_non_null(e);
+        assert_string_equal(e->text, "rule 'bash:curl*' denied bash: curl x");
+
+        call_start(vm, 20, "w1", "write", "{\"path\":\"a.txt\",\"content\":\"x\"}");
+        call_start(vm, 20, "w2", "write", "{\"path\":\"b.txt\",\"content\":\"y\"}");
+        approval_request(vm, 21, "w1", "write", "{\"path\":\"a.txt\",\"content\":\"x\"}");
+        approval_request(vm, 21, "w2", "write", "{\"path\":\"b.txt\",\"content\":\"y\"}");
+        feed(vm, 30, "operator.interrupt", "{s:i}", "turn", 1);
+        feed(vm, 30, "approval.decision", "{s:s,s:s,s:s,s:s}", "call_id", "w1", "decision", "deny",
+             "by", "operator", "reason", "interrupted by the operator");
+        feed(vm, 30, "tool.result", "{s:s,s:b,s:s,s:b}", "call_id", "w1", "ok", 0, "output",
+             "denied: interrupted by the operator while it waited for approval", "cancelled", 1);
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "w1")), "denied");
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.approvals, 1);
+        feed(vm, 40, "session.end", "{s:s}", "status", "interrupted");
+        viewmodel_host(vm, &h);
+        assert_int_equal(h.approvals, 0);
+        assert_false(viewmodel_call_waiting(call_by_id(vm, "w2")));
+        assert_string_equal(viewmodel_call_label(call_by_id(vm, "w2")), "interrupted");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         const struct CMUnitTest tests[] = {
-            T(test_two_turn_session),
-            T(test_concurrent_calls),
-            T(test_exec_reasons),
-            T(test_host_totals),
-            T(test_interrupted_call),
-            T(test_operator_kill),
-            T(test_errors_and_notes),
-            T(test_malformed_ignored),
-            T(test_stats_ring),
-            T(test_generation),
-            T(test_output_cap),
-            T(test_summaries),
-            T(test_new_session_starts_over),
-            T(test_bus_subscriber),
-            T(test_scale),
-            T(test_queued_calls),
+            T(test_two_turn_session),  T(test_approvals),     T(test_approval_rules_and_interrupt),
+            T(test_concurrent_calls),  T(test_exec_reasons),  T(test_host_totals),
+            T(test_interrupted_call),  T(test_operator_kill), T(test_errors_and_notes),
+            T(test_malformed_ignored), T(test_stats_ring),    T(test_generation),
+            T(test_output_cap),        T(test_summaries),     T(test_new_session_starts_over),
+            T(test_bus_subscriber),    T(test_scale),         T(test_queued_calls),
         };
 #undef T
         return cmocka_run_group_tests_name("viewmodel", tests, NULL, NULL);

@@ -123,6 +123,16 @@ int approval_add_rule(struct approval *ap, bool deny, const char *text, const ch
         return 0;
 }
 
+void approval_drop_last(struct approval *ap)
+{
+        if (ap->nrules == 0)
+                return;
+        ap->nrules--;
+        free(ap->rules[ap->nrules].tool);
+        free(ap->rules[ap->nrules].pattern);
+        free(ap->rules[ap->nrules].text);
+}
+
 size_t approval_rule_count(const struct approval *ap)
 {
         return ap->nrules;

@@ -39,6 +39,8 @@ void approval_set_policy(struct approval *ap, enum approval_policy p);
 /* Parses TEXT and adds it: 0, or -EINVAL with err naming what is wrong. */
 int approval_add_rule(struct approval *ap, bool deny, const char *text, const char *from, char *err,
                       size_t errlen);
+/* Takes back the rule added last (an answer that failed after adding it). */
+void approval_drop_last(struct approval *ap);
 size_t approval_rule_count(const struct approval *ap);
 const struct approval_rule *approval_rule_at(const struct approval *ap, size_t i);
 

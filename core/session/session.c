@@ -511,8 +511,11 @@ int session_approve(struct session *s, const char *call_id, bool allow, const ch
         if (rule_added != NULL && (rc = approval_add_rule(s->approval, !allow, rule_added,
                                                           "the operator", err, errlen)) < 0)
                 return rc;
-        return agent_approve(s->agent, call_id, allow, by, reason, arguments, rule_added, err,
-                             errlen);
+        rc =
+            agent_approve(s->agent, call_id, allow, by, reason, arguments, rule_added, err, errlen);
+        if (rc < 0 && rule_added != NULL)
+                approval_drop_last(s->approval); /* nothing was decided */
+        return rc;
 }
 
 unsigned session_waiting(const struct session *s)

@@ -133,6 +133,15 @@ static void test_rule_precedence(void **state)
         assert_int_equal(verdict(ap, "bash", "{\"command\":\"rm -rf /\"}", true, false, NULL),
                          APPROVAL_DENY);
         assert_int_equal(approval_rule_count(ap), 3);
+        /* a rule taken back no longer decides */
+        assert_int_equal(approval_add_rule(ap, false, "bash", "t", err, sizeof(err)), 0);
+        approval_set_policy(ap, APPROVAL_ALWAYS);
+        assert_int_equal(verdict(ap, "bash", "{\"command\":\"ls\"}", true, false, NULL),
+                         APPROVAL_ALLOW);
+        approval_drop_last(ap);
+        assert_int_equal(approval_rule_count(ap), 3);
+        assert_int_equal(verdict(ap, "bash", "{\"command\":\"ls\"}", true, false, NULL),
+                         APPROVAL_ASK);
         approval_free(ap);
 }
 

@@ -174,15 +174,16 @@ static void print_human(const json_t *ev, void *ud)
         } else if (strcmp(type, "session.start") == 0) {
                 /* Where the mode came from, so that a changed config file
                  * never switches a session to the host unnoticed. */
-                termout_printf(
-                    &r->err, "proctor: session %s: %s mode (from %s)%s, model %s, workspace %s\n",
-                    str(ev, "session_id"), str(ev, "mode"), str(ev, "mode_from"),
-                    strcmp(str(ev, "mode"), "local") == 0 ? ", tools run on this host, not isolated"
-                                                          : "",
-                    str(ev, "model"), str(ev, "workspace"));
-                print_fallback(json_object_get(ev, "limits_per_process"));
-                termout_printf(&r->err, "proctor: approval %s (%s)\n",
+                termout_printf(&r->err,
+                               "proctor: session %s: %s mode (from %s)%s, model %s, workspace %s, "
+                               "approval %s (%s)\n",
+                               str(ev, "session_id"), str(ev, "mode"), str(ev, "mode_from"),
+                               strcmp(str(ev, "mode"), "local") == 0
+                                   ? ", tools run on this host, not isolated"
+                                   : "",
+                               str(ev, "model"), str(ev, "workspace"),
                                str(json_object_get(ev, "approval"), "policy"), r->approval_from);
+                print_fallback(json_object_get(ev, "limits_per_process"));
         } else if (strcmp(type, "model.message") == 0) {
                 print_message_end(r, ev);
         } else if (strcmp(type, "tool.call") == 0) {

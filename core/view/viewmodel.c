@@ -13,47 +13,10 @@
 
 #include "core/util/buf.h"
 #include "core/model/chat.h"
+#include "core/view/viewmodel_int.h"
 
 /* The "" every unset string points at, so that readers never see NULL. */
 static char vm_empty[1];
-
-/* An open-addressing index from a key to a position in an array. Keys are
- * not stored: a slot holds the key's hash and the position, and the caller
- * compares the element at that position with the key. */
-struct vm_slot {
-        uint32_t hash;
-        uint32_t pos1; /* position + 1; 0 for an empty slot */
-};
-
-struct vm_map {
-        struct vm_slot *slots;
-        size_t cap, n; /* cap: a power of two, or 0 */
-};
-
-/* Positions in an array, unordered, with O(1) removal by swapping. */
-struct vm_set {
-        size_t *pos;
-        size_t n, cap;
-};
-
-struct viewmodel {
-        struct viewmodel_session s;
-        struct viewmodel_entry *entries;
-        size_t nentries, entries_cap;
-        struct viewmodel_call *calls;
-        size_t ncalls, calls_cap;
-        struct viewmodel_exec *execs;
-        size_t nexecs, execs_cap;
-        struct vm_map call_map, exec_map;
-        struct vm_set running; /* calls */
-        struct vm_set live;    /* executions */
-        long open_entry;       /* the streaming assistant entry, or -1 */
-        struct viewmodel_warm warm[VM_WARM_MAX];
-        size_t nwarm;
-        uint64_t gen, last_t;
-        unsigned dirty;
-        bool readonly;
-};
 
 static const char *const session_names[] = {
     "idle", "running", "completed", "interrupted", "failed", "max_iterations",
@@ -63,8 +26,6 @@ static const char *const exec_names[] = {
     "creating", "running",   "paused",     "exited", "signaled",     "timeout",
     "oom",      "cpu_limit", "pids_limit", "killed", "setup_failed", "disk_limit",
 };
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- memory ---- */
 
@@ -176,6 +137,16 @@ static bool call_eq(const struct viewmodel *vm, size_t pos, const void *key)
 static bool exec_eq(const struct viewmodel *vm, size_t pos, const void *key)
 {
         return vm->execs[pos].id == *(const uint64_t *)key;
+}
+
+long vm_call_index(const struct viewmodel *vm, const char *id)
+{
+        return id != NULL ? map_find(&vm->call_map, hash_str(id), call_eq, vm, id) : -1;
+}
+
+long vm_exec_index(const struct viewmodel *vm, uint64_t id)
+{
+        return map_find(&vm->exec_map, hash_u64(id), exec_eq, vm, &id);
 }
 
 static struct viewmodel_call *call_get(struct viewmodel *vm, const char *id)
@@ -1456,175 +1427,6 @@ void viewmodel_free(struct viewmodel *vm)
                 return;
         vm_clear(vm);
         free(vm);
-}
-
-/* ---- reading the model ---- */
-
-void viewmodel_set_readonly(struct viewmodel *vm, bool ro)
-{
-        vm->readonly = ro;
-}
-
-bool viewmodel_readonly(const struct viewmodel *vm)
-{
-        return vm->readonly;
-}
-
-uint64_t viewmodel_generation(const struct viewmodel *vm)
-{
-        return vm->gen;
-}
-
-unsigned viewmodel_take_dirty(struct viewmodel *vm)
-{
-        unsigned d = vm->dirty;
-
-        vm->dirty = 0;
-        return d;
-}
-
-const struct viewmodel_session *viewmodel_session(const struct viewmodel *vm)
-{
-        return &vm->s;
-}
-
-size_t viewmodel_ntranscript(const struct viewmodel *vm)
-{
-        return vm->nentries;
-}
-
-const struct viewmodel_entry *viewmodel_entry(const struct viewmodel *vm, size_t i)
-{
-        return i < vm->nentries ? &vm->entries[i] : NULL;
-}
-
-size_t viewmodel_ncalls(const struct viewmodel *vm)
-{
-        return vm->ncalls;
-}
-
-const struct viewmodel_call *viewmodel_call(const struct viewmodel *vm, size_t i)
-{
-        return i < vm->ncalls ? &vm->calls[i] : NULL;
-}
-
-long viewmodel_call_find(const struct viewmodel *vm, const char *call_id)
-{
-        if (call_id == NULL)
-                return -1;
-        return map_find(&vm->call_map, hash_str(call_id), call_eq, vm, call_id);
-}
-
-bool viewmodel_call_waiting(const struct viewmodel_call *c)
-{
-        return c->state == VM_CALL_RUNNING && c->approval == VM_APPROVAL_WAITING;
-}
-
-bool viewmodel_call_queued(const struct viewmodel_call *c)
-{
-        /* an MCP tool (mcp__SERVER__TOOL) runs in its server's execution,
-         * never in one of its own: it waits for nothing; a call waiting
-         * for approval waits for the operator, not for an execution */
-        return c->state == VM_CALL_RUNNING && c->nexecs == 0 && strncmp(c->name, "mcp__", 5) != 0 &&
-               c->approval != VM_APPROVAL_WAITING;
-}
-
-const char *viewmodel_call_label(const struct viewmodel_call *c)
-{
-        if (viewmodel_call_waiting(c))
-                return "approval";
-        if (c->approval == VM_APPROVAL_DENIED && c->state != VM_CALL_RUNNING)
-                return "denied";
-        if (c->cancelled)
-                return "cancelled";
-        return viewmodel_call_queued(c) ? "queued" : viewmodel_call_state_name(c->state);
-}
-
-long viewmodel_next_approval(const struct viewmodel *vm, long after)
-{
-        long best = -1;
-        size_t i;
-
-        for (i = 0; i < vm->running.n; i++) {
-                long k = (long)vm->running.pos[i];
-                if (k > after && (best < 0 || k < best) && viewmodel_call_waiting(&vm->calls[k]))
-                        best = k;
-        }
-        return best;
-}
-
-size_t viewmodel_nrunning_calls(const struct viewmodel *vm)
-{
-        return vm->running.n;
-}
-
-const struct viewmodel_call *viewmodel_running_call(const struct viewmodel *vm, size_t i)
-{
-        return i < vm->running.n ? &vm->calls[vm->running.pos[i]] : NULL;
-}
-
-size_t viewmodel_nexecs(const struct viewmodel *vm)
-{
-        return vm->nexecs;
-}
-
-const struct viewmodel_exec *viewmodel_exec(const struct viewmodel *vm, size_t i)
-{
-        return i < vm->nexecs ? &vm->execs[i] : NULL;
-}
-
-long viewmodel_exec_find(const struct viewmodel *vm, uint64_t exec_id)
-{
-        return map_find(&vm->exec_map, hash_u64(exec_id), exec_eq, vm, &exec_id);
-}
-
-size_t viewmodel_nlive(const struct viewmodel *vm)
-{
-        return vm->live.n;
-}
-
-const struct viewmodel_exec *viewmodel_live(const struct viewmodel *vm, size_t i)
-{
-        return i < vm->live.n ? &vm->execs[vm->live.pos[i]] : NULL;
-}
-
-size_t viewmodel_exec_nsamples(const struct viewmodel_exec *e)
-{
-        return e->hist_n__;
-}
-
-const struct viewmodel_sample *viewmodel_exec_sample(const struct viewmodel_exec *e, size_t i)
-{
-        return i < e->hist_n__ ? &e->hist__[i] : NULL;
-}
-
-uint64_t viewmodel_exec_history_ms(const struct viewmodel_exec *e)
-{
-        return e->hist_t1__ - e->hist_t0__;
-}
-
-uint32_t viewmodel_exec_sample_span(const struct viewmodel_exec *e)
-{
-        return e->hist_span__ ? e->hist_span__ : 1;
-}
-
-void viewmodel_host(const struct viewmodel *vm, struct viewmodel_host *out)
-{
-        size_t i;
-
-        *out = (struct viewmodel_host){0};
-        for (i = 0; i < vm->live.n; i++) {
-                const struct viewmodel_exec *e = &vm->execs[vm->live.pos[i]];
-                if (e->state != VM_EXEC_RUNNING)
-                        continue;
-                out->running++;
-                out->cpu_pct += e->stats.cpu_pct;
-                out->mem_bytes += e->stats.mem_bytes;
-        }
-        for (i = 0; i < vm->running.n; i++) {
-                out->queued += viewmodel_call_queued(&vm->calls[vm->running.pos[i]]);
-                out->approvals += viewmodel_call_waiting(&vm->calls[vm->running.pos[i]]);
-        }
 }
 
 const char *viewmodel_session_state_name(enum vm_session_state s)

@@ -8,6 +8,7 @@
 
 #include "core/cli/cmd_exec.h"
 #include "core/cli/cmd_images.h"
+#include "core/cli/cmd_ls.h"
 #include "core/cli/cmd_run.h"
 #include "core/session/config.h"
 #include "core/cli/doctor.h"
@@ -44,6 +45,7 @@ static void print_help(void)
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor mcp list [options]              MCP servers, their state and tools\n"
                "  proctor images [prune]                  the image cache for --image\n"
+               "  proctor ls [--json]                     the live sessions of this user on this host\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
                "a session's options (the supervisor and run):\n%s%s\n"
@@ -98,6 +100,8 @@ static int dispatch(int argc, char **argv)
                 return mcp_cmd_main(argc - 1, argv + 1);
         if (strcmp(cmd, "images") == 0)
                 return cmd_images_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "ls") == 0)
+                return cmd_ls_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
         if (strcmp(cmd, "replay") == 0) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/session/config.h"
+#include "core/session/ctl.h"
 #include "core/view/termout.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
@@ -141,6 +142,8 @@ static void on_preview_changed(void *ud)
         app_mark_dirty(ud);
 }
 
+static int remote_prompt(void *ud, const char *text, char *err, size_t errlen);
+
 static int open_session(struct app *a, char *err, size_t errlen)
 {
         struct session_opts so = {0};
@@ -190,6 +193,15 @@ static int open_session(struct app *a, char *err, size_t errlen)
                 return rc;
         bus_subscribe(a->bus, trace_event, a->trace);
         bus_subscribe(a->bus, on_event, a);
+        /* reachable from `proctor ls` and clients while it lives; without
+         * its socket the session runs on, and the status line says why */
+        struct ctl_hooks hooks = {remote_prompt, a};
+        char why[400];
+        if (ctl_open(a->loop, a->bus, a->s, "supervisor", trace_path(a->trace), &hooks, &a->ctl,
+                     why, sizeof(why)) < 0) {
+                a->ctl = NULL;
+                snprintf(a->status, sizeof(a->status), "not reachable by proctor ls: %.280s", why);
+        }
         session_on_idle(a->s, on_idle, a);
         a->screen = SCREEN_SETUP;
         a->last = NULL;
@@ -253,6 +265,8 @@ static int close_session(struct app *a)
         if (session_executions(a->s) > 0)
                 return -EBUSY;
         session_end(a->s);
+        ctl_close(a->ctl);
+        a->ctl = NULL;
         session_free(a->s);
         a->s = NULL;
         trace_close(a->trace);
@@ -353,6 +367,23 @@ static void app_submit_text(struct app *a, const char *text)
                 return;
         }
         uv_timer_start(&a->tick, on_tick, 120, 120);
+}
+
+/* A follow-up sent by a client of the session's socket: as if typed. */
+static int remote_prompt(void *ud, const char *text, char *err, size_t errlen)
+{
+        struct app *a = ud;
+
+        if (a->screen == SCREEN_SETUP || a->screen == SCREEN_PREPARING) {
+                snprintf(err, errlen, "the session has not started: its own operator starts it");
+                return -EAGAIN;
+        }
+        if (a->busy || session_busy(a->s)) {
+                snprintf(err, errlen, "the session is busy: send the follow-up once its turn ends");
+                return -EBUSY;
+        }
+        app_submit_text(a, text);
+        return 0;
 }
 
 void app_start_prompt(struct app *a)

@@ -98,6 +98,7 @@ struct app {
         struct bus *bus;
         struct viewmodel *vm;
         struct session *s;
+        struct ctl *ctl; /* the session's socket, or NULL */
         struct trace *trace;
         enum exec_isolation mode;
         enum approval_policy policy; /* the setup screen's (F3), the next session's */

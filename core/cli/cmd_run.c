@@ -17,6 +17,7 @@
 #include "core/cli/cmd_images.h"
 #include "core/cli/run_approval.h"
 #include "core/session/config.h"
+#include "core/session/ctl.h"
 #include "core/view/exec_report.h"
 #include "core/session/options.h"
 #include "core/session/session.h"
@@ -42,6 +43,7 @@ struct run {
         bool quota_warned;
         const char *approval_from;  /* why the approval policy is what it is */
         struct run_approval *asker; /* answers approval requests, or NULL */
+        struct ctl *ctl;            /* the session's socket, or NULL */
         unsigned unasked;           /* calls denied: the policy asked, no one could answer */
 };
 
@@ -474,6 +476,12 @@ int cmd_run_main(int argc, char **argv)
         termout_init(&r.err, 2, o.raw);
         bus_subscribe(bus, o.json ? bus_print_jsonl : print_human, &r);
         bus_subscribe(bus, count_unasked, &r);
+        /* reachable from `proctor ls` and clients while it runs */
+        if (ctl_open(&loop, bus, r.s, "run", trace_path(trace), NULL, &r.ctl, err, sizeof(err)) <
+            0) {
+                r.ctl = NULL;
+                termout_message(stderr, "proctor run: warning: %s\n", err);
+        }
         if (so.can_ask)
                 r.asker = run_approval_new(&loop, bus, r.s, o.json);
         session_on_idle(r.s, on_idle, &r);
@@ -497,6 +505,7 @@ int cmd_run_main(int argc, char **argv)
                         uv_close((uv_handle_t *)&r.sig[i], NULL);
         }
         session_end(r.s);
+        ctl_close(r.ctl);
         if (r.unasked > 0) {
                 fprintf(stderr,
                         "proctor run: %u call%s denied: the approval policy asked and no one "

@@ -288,6 +288,16 @@ unsigned session_executions(const struct session *s)
         return exec_engine_live(s->eng) + preview_live(s);
 }
 
+bool session_started(const struct session *s)
+{
+        return s->started;
+}
+
+const struct agent_totals *session_totals(const struct session *s)
+{
+        return s->agent != NULL ? agent_totals(s->agent) : NULL;
+}
+
 bool session_busy(const struct session *s)
 {
         return (s->agent != NULL && agent_busy(s->agent)) || s->pending_prompt != NULL;

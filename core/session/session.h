@@ -137,6 +137,10 @@ int session_resume_exec(struct session *s, uint64_t exec_id);
  * (*cancelled, may be NULL, tells how many). */
 unsigned session_kill_all(struct session *s, unsigned *cancelled);
 bool session_busy(const struct session *s);
+/* The first prompt has come (session.start was emitted). */
+bool session_started(const struct session *s);
+/* Turns, tool calls and tokens so far; NULL before the start. */
+const struct agent_totals *session_totals(const struct session *s);
 /* Executions not yet removed (their exec.remove still to come). */
 unsigned session_executions(const struct session *s);
 

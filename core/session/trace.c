@@ -541,6 +541,19 @@ static void fail_at(struct trace *t, const json_t *ev, int rc, const char *cause
                          (unsigned long long)t->lines, t->cut ? ", then a cut line" : "");
 }
 
+json_t *trace_redacted(const json_t *event)
+{
+        struct keys k;
+        json_t *copy;
+
+        keys_load(&k);
+        if (!needs_scrub(event, &k))
+                return json_incref((json_t *)event);
+        if ((copy = json_deep_copy(event)) != NULL)
+                scrub(copy, &k);
+        return copy;
+}
+
 void trace_event(const json_t *event, void *ud)
 {
         struct trace *t = ud;

@@ -45,6 +45,12 @@ const char *trace_path(const struct trace *t);
  * caller's event is never modified. */
 void trace_event(const json_t *event, void *ud);
 
+/* The event as a trace keeps it (the same redaction as trace_event): a
+ * new reference, to the event itself when nothing needed removing; NULL
+ * when out of memory. For every other copy of the events that leaves the
+ * process (the session socket). */
+json_t *trace_redacted(const json_t *event);
+
 /* 0, or the -errno of the first write that failed (disk full...), so the
  * session can tell the operator that the trace is incomplete. That failure
  * ends the trace: the file keeps the whole lines written before it (a line

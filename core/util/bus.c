@@ -60,6 +60,16 @@ int bus_subscribe(struct bus *b, bus_fn fn, void *ud)
         return 0;
 }
 
+void bus_unsubscribe(struct bus *b, bus_fn fn, void *ud)
+{
+        size_t i;
+
+        /* a tombstone: an emit under way keeps its place in the array */
+        for (i = 0; i < b->nsubs; i++)
+                if (b->subs[i].fn == fn && b->subs[i].ud == ud)
+                        b->subs[i].fn = NULL;
+}
+
 uint64_t bus_now_ms(const struct bus *b)
 {
         return (mono_us() - b->t0_us) / 1000u;
@@ -86,7 +96,8 @@ void bus_emit(struct bus *b, const char *type, json_t *fields)
                 json_decref(fields);
         }
         for (i = 0; i < b->nsubs; i++)
-                b->subs[i].fn(ev, b->subs[i].ud);
+                if (b->subs[i].fn != NULL)
+                        b->subs[i].fn(ev, b->subs[i].ud);
         json_decref(ev);
 }
 

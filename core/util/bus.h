@@ -15,6 +15,8 @@ struct bus *bus_new(void);
 void bus_free(struct bus *b);
 /* Subscribers are called in the order they subscribed. 0 or -ENOMEM. */
 int bus_subscribe(struct bus *b, bus_fn fn, void *ud);
+/* The subscriber no longer receives events (safe from inside one). */
+void bus_unsubscribe(struct bus *b, bus_fn fn, void *ud);
 
 /* Emits an event of `type` with the fields of `fields` (stolen; may be
  * NULL). Adds seq (from 1), t_ms (since the first event, the session's

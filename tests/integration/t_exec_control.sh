@@ -83,7 +83,7 @@ print("freezer" if v == "v2" or (v == "v1" and "freezer" in d.get("cgroup_contro
 controls() {
         local mode=$1 tr=$WORK/trace-$1.jsonl before wall3
         rm -f "$WORK/count"
-        start "$mode" 160x45 "$PROCTOR --mode $mode --model script:$WORK/s/ctl.jsonl --trace $tr"
+        start "$mode" 160x45 "$PROCTOR --mode $mode --approval never --model script:$WORK/s/ctl.jsonl --trace $tr"
         expect_screen "$mode" "Where should this session's tools run" "$mode: setup"
         $T send-keys -t "$mode" go Enter
         expect_screen "$mode" "(sandboxes|processes) \[3/3\]" "$mode: three executions"

@@ -148,7 +148,8 @@ static void add_event(struct resume *r, json_t *ev, const char *type)
         } else {
                 shown = strcmp(type, "tool.call") == 0;
         }
-        if (shown)
+        /* shown before the new session's events, at its start */
+        if (shown && json_object_del(ev, "t_ms") >= -1)
                 json_array_append(r->events, ev);
 }
 

@@ -30,7 +30,10 @@ struct resume {
         char model[160];          /* its model as a spec ("" when unknown) */
         json_t *start;            /* its session.start, or NULL */
         json_t *messages;         /* the conversation so far, without a system message */
-        json_t *events;           /* the trace's events as read (the direct one only) */
+        /* the direct trace's conversation as events (user.message,
+         * model.message, session.note, tool.call, tool.result), without
+         * their t_ms: what the supervisor shows of the earlier session */
+        json_t *events;
         unsigned lines, bad;      /* lines read; lines skipped as not valid events */
         unsigned unfinished;      /* tool calls given a result saying they did not finish */
         bool ended;               /* its session.end was read */

@@ -39,6 +39,9 @@ static void print_help(void)
                "usage:\n"
                "  proctor [options]                       the supervisor (setup screen)\n"
                "  proctor run [options] PROMPT            a whole agent session, headless\n"
+               "  proctor run --resume ID|TRACE PROMPT    ...going on with an ended session\n"
+               "  proctor resume [ID|TRACE] [options]     the same in the supervisor (default:\n"
+               "                                          the newest ended one here)\n"
                "  proctor exec [options] -- CMD [ARG...]  run one command in one execution\n"
                "  proctor replay [--speed N|max] TRACE    play a recorded session, read-only\n"
                "  proctor replay --summary TRACE          what happened in a recorded session\n"
@@ -48,7 +51,7 @@ static void print_help(void)
                "  proctor ls [--json]                     the live sessions of this user on this host\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
-               "a session's options (the supervisor and run):\n%s%s\n"
+               "a session's options (the supervisor and run):\n%s%s" OPTIONS_HELP_RESUME "\n"
                "the screen's options (the supervisor and replay):\n%s"
                "  --speed N|max               replay: N times as fast as recorded, or max\n\n"
                "'proctor COMMAND --help' describes one command; 'man proctor' all of them.\n",
@@ -104,6 +107,8 @@ static int dispatch(int argc, char **argv)
                 return cmd_ls_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "resume") == 0)
+                return tui_resume_main(argc - 1, argv + 1);
         if (strcmp(cmd, "replay") == 0) {
                 for (int i = 2; i < argc; i++)
                         if (strcmp(argv[i], "--summary") == 0)

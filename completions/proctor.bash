@@ -10,7 +10,7 @@ _proctor_here=${BASH_SOURCE[0]%/*}
 _proctor_opts_exec="--mode --workspace --workspace-mode --memory --cpu-time --timeout --pids
         --tmpfs --output-limit --disk --image --image-max --runtime --json --raw --config --help"
 _proctor_opts_session="--max-parallel --memory-budget --model --base-url --ca-cert --max-iterations --trace
-        --mcp-config --approval --allow --deny"
+        --mcp-config --approval --allow --deny --resume"
 _proctor_opts_screen="--theme --no-color --no-bell"
 
 # Options followed by a value; the rest are flags.
@@ -20,10 +20,21 @@ _proctor_takes_value()
         --mode | --workspace | --workspace-mode | --memory | --cpu-time | --timeout | --pids | \
                 --tmpfs | --output-limit | --disk | --config | --max-parallel | --memory-budget | \
                 --model | --base-url | --ca-cert | --max-iterations | --trace | --theme | --speed | --mcp-config | \
-                --image | --image-max | --runtime | --approval | --allow | --deny)
+                --image | --image-max | --runtime | --approval | --allow | --deny | --resume)
                 return 0 ;;
         esac
         return 1
+}
+
+# the ids of the recorded sessions, then trace files
+_proctor_sessions()
+{
+        local f
+        for f in "${XDG_STATE_HOME:-$HOME/.local/state}"/proctor/sessions/*.jsonl; do
+                [ -e "$f" ] || continue
+                f=${f##*/}
+                echo "${f%.jsonl}"
+        done
 }
 
 _proctor_themes()
@@ -65,6 +76,7 @@ _proctor_values()
                 *) compgen -W "demo script: openai:" -- "$cur" ;;
                 esac ;;
         --speed) compgen -W "1 2 4 10 max" -- "$cur" ;;
+        --resume) compgen -W "$(_proctor_sessions)" -- "$cur"; compgen -f -- "$cur" ;;
         esac
 }
 
@@ -109,13 +121,15 @@ _proctor_candidates()
                 return
         fi
         if [ "$n" -eq 2 ] && [[ $cur != -* ]]; then
-                compgen -W "run exec replay doctor mcp images" -- "$cur"
+                compgen -W "run resume exec replay doctor mcp images" -- "$cur"
                 return
         fi
         case $cmd in
         run) opts="$_proctor_opts_exec $_proctor_opts_session" ;;
         exec) opts="$_proctor_opts_exec --" ;;
         replay) opts="--speed --summary --config --help $_proctor_opts_screen" ;;
+        resume) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { _proctor_values --resume "$cur"; return; }
+                opts="$_proctor_opts_exec $_proctor_opts_session $_proctor_opts_screen" ;;
         doctor) opts="--json --help" ;;
         images) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "prune" -- "$cur"; return; }
                 opts="--help" ;;

@@ -17,6 +17,7 @@
 
 #include "core/session/config.h"
 #include "core/session/ctl.h"
+#include "core/session/resume.h"
 #include "core/view/termout.h"
 #include "tui/datadir.h"
 #include "tui/draw.h"
@@ -181,6 +182,11 @@ static int open_session(struct app *a, char *err, size_t errlen)
         so.nallow = a->o.allow.n;
         so.deny = a->o.deny.v;
         so.ndeny = a->o.deny.n;
+        if (a->resume != NULL) {
+                so.history = a->resume->messages;
+                so.resumed_id = a->resume->session_id;
+                so.resumed_trace = a->resume->path;
+        }
         rc = session_new(a->loop, a->bus, &so, &a->s, err, errlen);
         if (rc < 0)
                 return rc;
@@ -206,6 +212,23 @@ static int open_session(struct app *a, char *err, size_t errlen)
         a->screen = SCREEN_SETUP;
         a->last = NULL;
         app_reset_view(a);
+        resume_feed(a);
+        return 0;
+}
+
+static int close_session(struct app *a);
+
+int app_reopen(struct app *a, char *err, size_t errlen)
+{
+        int rc;
+
+        if ((rc = close_session(a)) < 0) {
+                snprintf(err, errlen, "the last execution is still being removed");
+                return rc;
+        }
+        if ((rc = open_session(a, err, errlen)) < 0)
+                return rc;
+        session_mcp_preview(a->s, on_preview_changed, a);
         return 0;
 }
 
@@ -681,6 +704,14 @@ void app_new_session(struct app *a)
                          "the last execution is still being removed: n again in a moment");
         } else {
                 close_session(a);
+                if (a->resume != NULL) { /* a new conversation, with the options as given */
+                        resume_free(a->resume);
+                        a->resume = NULL;
+                        a->picked = -1;
+                        a->o = a->given;
+                        a->mode = a->o.mode;
+                        app_default_policy(a);
+                }
                 if (open_session(a, err, sizeof(err)) < 0) {
                         snprintf(a->status, sizeof(a->status), "%.300s", err);
                         app_quit(a, 1);
@@ -768,7 +799,24 @@ void app_find_themes_dir(struct app *a)
                 snprintf(a->status, sizeof(a->status), "%s", why);
 }
 
-static int init_app(struct app *a, int argc, char **argv, char *err, size_t errlen)
+void app_default_policy(struct app *a)
+{
+        /* host, unless told; the bundled demo runs hands-free for
+         * presenters unless a policy is named */
+        a->policy_from = a->resume != NULL && !options_given(&a->o, "approval")
+                             ? "the resumed session's"
+                             : "configured";
+        if (a->o.approval == NULL || approval_policy_parse(a->o.approval, &a->policy) < 0) {
+                const char *model = a->o.model != NULL ? a->o.model : provider_default_spec();
+                bool demo = strcmp(model, "demo") == 0;
+                a->policy = demo ? APPROVAL_NEVER : APPROVAL_HOST;
+                a->policy_from = demo ? "the demo's default" : "default";
+        }
+}
+
+/* `proctor resume` gives `resume` (its ID|TRACE, or "" for the newest). */
+static int init_app(struct app *a, int argc, char **argv, const char *resume, char *err,
+                    size_t errlen)
 {
         char terr[300];
         size_t i;
@@ -780,16 +828,17 @@ static int init_app(struct app *a, int argc, char **argv, char *err, size_t errl
                          argv[a->o.argi]);
                 return -EINVAL;
         }
+        a->given = a->o;
+        a->picked = -1;
+        if (resume == NULL)
+                resume = a->o.resume;
+        if (resume != NULL && !a->o.help &&
+            resume_start(a, resume[0] != '\0' ? resume : NULL, err, errlen) < 0)
+                return -EINVAL;
+        if (resume == NULL && !a->o.help)
+                resume_offer(a);
         a->mode = a->o.mode;
-        /* host, unless told; the bundled demo runs hands-free for
-         * presenters unless a policy is named */
-        a->policy_from = "configured";
-        if (a->o.approval == NULL || approval_policy_parse(a->o.approval, &a->policy) < 0) {
-                const char *model = a->o.model != NULL ? a->o.model : provider_default_spec();
-                bool demo = strcmp(model, "demo") == 0;
-                a->policy = demo ? APPROVAL_NEVER : APPROVAL_HOST;
-                a->policy_from = demo ? "the demo's default" : "default";
-        }
+        app_default_policy(a);
         app_find_themes_dir(a);
         a->nthemes = theme_list(a->themes_dir, a->themes, THEME_LIST_MAX);
         if (theme_open(a->o.theme, a->themes_dir, &a->theme, terr, sizeof(terr)) < 0)
@@ -896,7 +945,43 @@ static void print_help(void)
                options_help, options_help_session, options_help_agent, options_help_screen);
 }
 
+static int run_app(int argc, char **argv, const char *resume);
+
 int tui_main(int argc, char **argv)
+{
+        return run_app(argc, argv, NULL);
+}
+
+/* `proctor resume [ID|TRACE] [options]`: the argument may come before or
+ * after the options. */
+int tui_resume_main(int argc, char **argv)
+{
+        struct options o;
+        char err[512], **rest;
+        const char *what = "";
+        int i, n = 0, rc;
+
+        if (config_resolve(argc, argv, &o, err, sizeof(err)) < 0) {
+                termout_message(stderr, "proctor resume: %s (try 'proctor resume --help')\n", err);
+                return 2;
+        }
+        if (o.argi + 1 < argc && strncmp(argv[o.argi + 1], "-", 1) != 0) {
+                fprintf(stderr, "proctor resume: unexpected argument '%s'\n", argv[o.argi + 1]);
+                return 2;
+        }
+        if ((rest = calloc((size_t)argc + 1, sizeof(*rest))) == NULL)
+                return 1;
+        for (i = 0; i < argc; i++)
+                if (i != o.argi)
+                        rest[n++] = argv[i];
+                else
+                        what = argv[i];
+        rc = run_app(n, rest, what);
+        free(rest);
+        return rc;
+}
+
+static int run_app(int argc, char **argv, const char *resume)
 {
         struct app a;
         uv_loop_t loop;
@@ -907,7 +992,7 @@ int tui_main(int argc, char **argv)
         setlocale(LC_ALL, "");
         uv_loop_init(&loop);
         a.loop = &loop;
-        if (init_app(&a, argc, argv, err, sizeof(err)) < 0 || a.o.help ||
+        if (init_app(&a, argc, argv, resume, err, sizeof(err)) < 0 || a.o.help ||
             (!needs_prepare(&a) && open_session(&a, err, sizeof(err)) < 0)) {
                 if (a.o.help)
                         print_help();
@@ -916,7 +1001,13 @@ int tui_main(int argc, char **argv)
                 close_session(&a);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);
+                resume_end(&a);
                 return a.o.help ? 0 : 2;
+        }
+        /* resumed: the earlier conversation on screen, the prompt ready */
+        if (a.resume != NULL && a.s != NULL) {
+                a.screen = SCREEN_LIVE;
+                a.typing = true;
         }
         if (terminal_check(err, sizeof(err)) < 0) {
                 fprintf(stderr,
@@ -926,6 +1017,7 @@ int tui_main(int argc, char **argv)
                 close_session(&a);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);
+                resume_end(&a);
                 return 2;
         }
         app_current = &a;
@@ -955,5 +1047,6 @@ int tui_main(int argc, char **argv)
         prompt_free(&a.prompt);
         approve_free(&a);
         free(a.queued);
+        resume_end(&a);
         return a.exit_code;
 }

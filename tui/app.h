@@ -48,6 +48,11 @@ enum approve_stage { APPROVE_CHOOSE, APPROVE_REASON, APPROVE_RULE, APPROVE_EDIT 
 struct text_lines;
 struct wrapped;
 struct prepare;
+struct resume;
+struct resume_brief;
+
+/* The newest ended sessions of the workspace the setup screen offers. */
+#define RESUME_OFFERED 3
 
 /* The detail view of one tool call or execution, and its output: the call's
  * output as sanitized lines, fed incrementally as it streams. */
@@ -157,7 +162,15 @@ struct app {
         size_t nstops;
         uv_signal_t sigs[4];
         struct prepare *prep; /* the image being unpacked, NULL when none */
-        char fatal[512];      /* why the supervisor could not go on, said at exit */
+        /* resuming (resume.c): the earlier session whose conversation the
+         * session goes on with, NULL for a new one; the options as given,
+         * before its settings were applied; the ended sessions offered on
+         * the setup screen and the one picked there (-1: none) */
+        struct resume *resume;
+        struct options given;
+        struct resume_brief *offered;
+        int noffered, picked;
+        char fatal[512]; /* why the supervisor could not go on, said at exit */
         bool dirty;
         uint64_t last_frame_ms;
         struct theme theme;
@@ -246,6 +259,26 @@ extern struct app *app_current; /* for the crash handler */
 /* Steps the approval policy the session will start with (F3 on the
  * setup screen): host, always, never. */
 void app_cycle_policy(struct app *a);
+
+/* Closes the session (not started) and opens a new one with a->o, the
+ * resumed conversation if any: 0, or -errno with err. */
+int app_reopen(struct app *a, char *err, size_t errlen);
+/* The approval policy from a->o.approval, or the default. */
+void app_default_policy(struct app *a);
+
+/* resume.c: `proctor resume` and the setup screen's offer.
+ * resume_start: loads `what` (NULL: the newest ended session of the
+ * workspace) and applies its settings over a->o (a->given keeps them as
+ * given); resume_offer: finds the sessions to offer; resume_feed: shows the
+ * earlier conversation in the new view model, with notes; resume_pick (F4):
+ * the next offered session (or none again) for the session about to start;
+ * resume_draw: the setup screen's lines, from row *y; resume_end at exit. */
+int resume_start(struct app *a, const char *what, char *err, size_t errlen);
+void resume_offer(struct app *a);
+void resume_feed(struct app *a);
+void resume_pick(struct app *a);
+void resume_draw(struct app *a, int *y, int x, int w);
+void resume_end(struct app *a);
 
 /* input.c: the keys the terminal description lacks (paste markers,
  * Ctrl-arrows); reads and acts on every key waiting */

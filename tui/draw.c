@@ -457,6 +457,7 @@ static void draw_help(struct app *a)
 {
         static const char *const keys[] = {
             "F2 F3        setup: flip the mode / the approval policy (host...)",
+            "F4           setup: resume one of this workspace's newest sessions",
             "A            approve waiting calls: y once, a always, n deny, e edit",
             "Enter        start with the prompt / open details",
             "in a prompt  arrows Home/End Ctrl-A/E/U/K/W Alt-b/f, Up/Down history,",

@@ -711,6 +711,8 @@ static bool key_global(struct app *a, int kind, wint_t ch)
                 app_flip_mode(a);
         } else if (ch == KEY_F(3)) {
                 app_cycle_policy(a);
+        } else if (ch == KEY_F(4)) {
+                resume_pick(a);
         } else if (ch == KEY_F(6) && a->screen == SCREEN_LIVE) {
                 set_sort(a, LIST_SORT_ARRIVAL, true);
         } else if (ch == KEY_F(12)) {

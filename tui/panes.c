@@ -248,6 +248,7 @@ void draw_setup(struct app *a)
                 y = draw_setup_mcp_failures(a, y, x, w);
         draw_setup_limits(a, y++, x, w);
         draw_setup_image(a, &y, x, w);
+        resume_draw(a, &y, x, w);
         y++;
         draw_put(a, y, x, w, THEME_TEXT_DIM, "Type a prompt below and press Enter to start.");
 }

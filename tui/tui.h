@@ -7,6 +7,12 @@
 
 int tui_main(int argc, char **argv);
 
+/* `proctor resume [ID|TRACE] [options]` (argv[0] is "resume"): the
+ * supervisor with an ended session's conversation on screen, going on
+ * with the next prompt; without ID|TRACE, the newest ended session of the
+ * workspace. */
+int tui_resume_main(int argc, char **argv);
+
 /* `proctor replay [--speed N|max] TRACE`: a recorded session played in the
  * same live view, read-only, with pause and step. */
 int tui_replay_main(int argc, char **argv);

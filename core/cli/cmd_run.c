@@ -20,6 +20,7 @@
 #include "core/session/ctl.h"
 #include "core/view/exec_report.h"
 #include "core/session/options.h"
+#include "core/session/resume.h"
 #include "core/session/session.h"
 #include "core/view/termout.h"
 #include "core/session/trace.h"
@@ -324,7 +325,8 @@ static int exit_status(enum agent_status st)
 
 static void print_help(void)
 {
-        printf("usage: proctor run [options] PROMPT\n\n"
+        printf("usage: proctor run [options] PROMPT\n"
+               "       proctor run --resume ID|TRACE [options] PROMPT\n\n"
                "Runs a whole agent session headless: the assistant's text on stdout, progress\n"
                "on stderr (or every event as JSON lines on stdout with --json). Exits 0 when\n"
                "the session completed, 1 when it failed or hit --max-iterations, 130 when\n"
@@ -337,8 +339,13 @@ static void print_help(void)
                "  --trace FILE                where the session's events go (default\n"
                "                              $XDG_STATE_HOME/proctor/sessions/ID.jsonl)\n"
                "  --config FILE               config file (default "
-               "$XDG_CONFIG_HOME/proctor/config.json)\n" OPTIONS_HELP_MCP,
+               "$XDG_CONFIG_HOME/proctor/config.json)\n" OPTIONS_HELP_MCP OPTIONS_HELP_RESUME,
                options_help, options_help_session);
+}
+
+static void print_note(const char *line, void *ud)
+{
+        termout_message(stderr, "proctor run: %s\n", line);
 }
 
 static char *join_args(int argc, char **argv)
@@ -384,6 +391,7 @@ int cmd_run_main(int argc, char **argv)
         struct run r = {.at_line_start = true};
         struct trace *trace = NULL;
         struct trace_watch watch = {0};
+        struct resume *resumed = NULL;
         struct bus *bus;
         uv_loop_t loop;
         char err[512];
@@ -402,6 +410,17 @@ int cmd_run_main(int argc, char **argv)
                 fprintf(stderr, "proctor run: no prompt given (usage: proctor run [options] "
                                 "PROMPT)\n");
                 return 2;
+        }
+        if (o.resume != NULL) {
+                if (resume_load(o.resume, &resumed, err, sizeof(err)) < 0) {
+                        termout_message(stderr, "proctor run: --resume: %s\n", err);
+                        return 2;
+                }
+                resume_apply(resumed, &o);
+                resume_notes(resumed, &o, print_note, NULL);
+                so.history = resumed->messages;
+                so.resumed_id = resumed->session_id;
+                so.resumed_trace = resumed->path;
         }
         prompt = join_args(argc - o.argi, argv + o.argi);
         so.mode = o.mode;
@@ -425,6 +444,9 @@ int cmd_run_main(int argc, char **argv)
         so.image_cache_max = o.image_cache_max;
         so.runtime = o.runtime;
         so.approval = pick_policy(&o, &r.approval_from);
+        if (resumed != NULL && !options_given(&o, "approval") &&
+            json_object_get(resumed->start, "approval") != NULL)
+                r.approval_from = "the resumed session's";
         so.allow = o.allow.v;
         so.nallow = o.allow.n;
         so.deny = o.deny.v;
@@ -435,6 +457,7 @@ int cmd_run_main(int argc, char **argv)
                 fprintf(stderr, "proctor run: --image gives sandboxes their root: it needs "
                                 "--mode sandbox\n");
                 free(prompt);
+                resume_free(resumed);
                 return 2;
         }
         uv_loop_init(&loop);
@@ -466,6 +489,7 @@ int cmd_run_main(int argc, char **argv)
                 bus_free(bus);
                 uv_run(&loop, UV_RUN_DEFAULT);
                 uv_loop_close(&loop);
+                resume_free(resumed);
                 return rc == -ECANCELED ? 128 + SIGINT : 2;
         }
         bus_subscribe(bus, trace_event, trace);
@@ -530,5 +554,6 @@ int cmd_run_main(int argc, char **argv)
         termout_free(&r.out);
         termout_free(&r.err);
         free(r.answer);
+        resume_free(resumed);
         return status;
 }

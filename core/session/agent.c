@@ -49,11 +49,34 @@ struct agent {
 
 static void start_turn(struct agent *a);
 static void start_ready_calls(struct agent *a);
+static uint64_t id_hash(const char *s);
+static bool id_add(struct agent *a, uint64_t h);
 
 const char *agent_status_name(enum agent_status s)
 {
         static const char *const names[] = {"completed", "interrupted", "failed", "max_iterations"};
         return (unsigned)s < 4 ? names[s] : "unknown";
+}
+
+/* The conversation of a resumed session goes on: its messages follow the
+ * system prompt, and its call ids count as seen, so that a server that
+ * numbers calls afresh cannot reuse one. */
+static void seed(struct agent *a, const json_t *history)
+{
+        size_t i, j;
+        json_t *m, *c;
+
+        json_array_foreach (history, i, m) {
+                const char *role = json_string_value(json_object_get(m, "role"));
+                if (role == NULL || strcmp(role, "system") == 0)
+                        continue;
+                json_array_append_new(a->messages, json_deep_copy(m));
+                json_array_foreach (json_object_get(m, "tool_calls"), j, c) {
+                        const char *id = json_string_value(json_object_get(c, "id"));
+                        if (id != NULL)
+                                id_add(a, id_hash(id));
+                }
+        }
 }
 
 struct agent *agent_new(const struct agent_config *cfg)
@@ -71,6 +94,7 @@ struct agent *agent_new(const struct agent_config *cfg)
         if (cfg->system_prompt != NULL)
                 json_array_append_new(a->messages, json_pack("{s:s,s:s}", "role", "system",
                                                              "content", cfg->system_prompt));
+        seed(a, cfg->history);
         return a;
 }
 

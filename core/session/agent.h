@@ -40,6 +40,10 @@ struct agent_config {
          * a result that says why. */
         struct approval *approval;
         bool can_ask;
+        /* The conversation so far (a resumed session's): chat messages sent
+         * after the system prompt, before the first prompt's; NULL: none.
+         * Copied by agent_new. */
+        const json_t *history;
 };
 
 struct agent_totals {

@@ -142,7 +142,19 @@ static const struct opt opts[] = {
     {"raw", O_FLAG, OFF(raw)},
     {"summary", O_FLAG, OFF(summary)},
     {"help", O_FLAG, OFF(help)},
+    {"resume", O_STR, OFF(resume)},
 };
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+_Static_assert(NOPTS <= 64, "options_given keeps one bit per option");
+
+bool options_given(const struct options *o, const char *name)
+{
+        for (size_t k = 0; k < NOPTS; k++)
+                if (strcmp(opts[k].name, name) == 0)
+                        return (o->given >> k) & 1;
+        return false;
+}
 
 static int set_value(struct options *o, const struct opt *op, const char *v, char *err,
                      size_t errlen)
@@ -266,6 +278,7 @@ int options_parse(int argc, char **argv, struct options *o, char *err, size_t er
                 }
                 if (set_value(o, &opts[k], val, err, errlen) < 0)
                         return -EINVAL;
+                o->given |= (uint64_t)1 << k;
         }
         o->argi = i;
         return 0;

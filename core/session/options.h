@@ -32,6 +32,11 @@ struct options_list {
         "                              config file's; repeatable, a later file's server\n"         \
         "                              replacing an earlier one of the same name\n"
 
+/* The --resume line of the help texts that start sessions. */
+#define OPTIONS_HELP_RESUME                                                                        \
+        "  --resume ID|TRACE           go on with an ended session's conversation; its\n"          \
+        "                              mode, model, workspace and limits unless given\n"
+
 struct options {
         enum exec_isolation mode;
         /* Where the mode came from, for people: "default", "--mode",
@@ -81,7 +86,10 @@ struct options {
         bool raw; /* exec/run: output bytes untouched even to a terminal */
         bool summary;
         bool help;
-        int argi; /* index of the first argument after the options */
+        /* --resume ID|TRACE: the ended session whose conversation goes on */
+        const char *resume;
+        int argi;       /* index of the first argument after the options */
+        uint64_t given; /* the options given on the command line (options_given) */
 };
 
 /* The built-in defaults alone, without the environment (config_resolve
@@ -94,6 +102,11 @@ void options_defaults(struct options *o);
  * the first argument that is not an option. Unknown options and bad values
  * are errors naming the option; returns 0 or -EINVAL with err filled. */
 int options_parse(int argc, char **argv, struct options *o, char *err, size_t errlen);
+
+/* Whether the option `name` ("mode", "memory", ...) was given on the
+ * command line (by options_parse), not taken from a default, the config
+ * file or the environment. */
+bool options_given(const struct options *o, const char *name);
 
 int options_parse_mode(const char *s, enum exec_isolation *out);
 const char *options_mode_name(enum exec_isolation m);

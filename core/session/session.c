@@ -50,6 +50,7 @@ struct session {
         struct exec_workspace *ws; /* opened once: every call gets this directory */
         struct image *img;         /* opts.image, opened */
         struct approval *approval;
+        json_t *resumed;       /* session.start's resumed_from, or NULL */
         bool budget_defaulted; /* the memory budget follows the memory limit */
         const char *workspace; /* its path */
         char system[PATH_MAX + 512];
@@ -145,6 +146,15 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         s->ws_problem_mode = -1;
         s->opts = *o;
         s->opts.workspace = s->workspace;
+        s->opts.history = json_incref((json_t *)o->history);
+        s->opts.resumed_id = s->opts.resumed_trace = NULL;
+        if (o->resumed_trace != NULL &&
+            (s->resumed =
+                 json_pack("{s:s,s:s}", "session_id", o->resumed_id != NULL ? o->resumed_id : "",
+                           "trace", o->resumed_trace)) == NULL) {
+                rc = -ENOMEM;
+                goto fail;
+        }
         if (s->opts.max_parallel == 0)
                 s->opts.max_parallel = SESSION_MAX_PARALLEL;
         s->budget_defaulted = s->opts.memory_budget == 0;
@@ -188,6 +198,8 @@ int session_new(uv_loop_t *loop, struct bus *bus, const struct session_opts *o,
         *out = s;
         return 0;
 fail:
+        json_decref((json_t *)s->opts.history);
+        json_decref(s->resumed);
         approval_free(s->approval);
         provider_free(s->provider);
         exec_workspace_free(s->ws);
@@ -503,6 +515,17 @@ static json_t *with_approval(struct session *s, json_t *ev)
         return ev;
 }
 
+/* session.start's "resumed_from", for a resumed session. */
+static json_t *with_resumed(struct session *s, json_t *ev)
+{
+        if (s->resumed != NULL) {
+                json_object_set(ev, "resumed_from", s->resumed);
+                json_object_set_new(ev, "resumed_messages",
+                                    json_integer((json_int_t)json_array_size(s->opts.history)));
+        }
+        return ev;
+}
+
 struct approval *session_approval(struct session *s)
 {
         return s->approval;
@@ -569,6 +592,7 @@ static int start(struct session *s)
         ac.system_prompt = s->system;
         ac.approval = s->approval;
         ac.can_ask = s->opts.can_ask;
+        ac.history = s->opts.history;
         preview_retire(s); /* the session's servers are its own */
         if (s->opts.mcp_servers != NULL && (rc = start_mcp(s)) < 0)
                 return rc;
@@ -583,22 +607,25 @@ static int start(struct session *s)
         json_object_set_new(limits, "max_parallel", json_integer(s->opts.max_parallel));
         json_object_set_new(limits, "memory_budget_bytes",
                             json_integer((json_int_t)s->opts.memory_budget));
-        bus_emit(s->bus, "session.start",
-                 with_approval(
-                     s, with_image(
-                            json_pack(
-                                "{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id",
-                                s->id, "mode", options_mode_name(s->opts.mode), "mode_from",
-                                s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
-                                s->provider->label, "scripted", s->provider->scripted, "workspace",
-                                s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
-                                "limits", limits, "limits_per_process",
-                                exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
-                                                          session_cgroup_limits(s)),
-                                "max_iterations",
-                                (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
-                                "version", PROCTOR_VERSION),
-                            session_image(s))));
+        bus_emit(
+            s->bus, "session.start",
+            with_resumed(
+                s,
+                with_approval(
+                    s, with_image(
+                           json_pack(
+                               "{s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:o,s:o,s:I,s:s}", "session_id", s->id,
+                               "mode", options_mode_name(s->opts.mode), "mode_from",
+                               s->opts.mode_from != NULL ? s->opts.mode_from : "default", "model",
+                               s->provider->label, "scripted", s->provider->scripted, "workspace",
+                               s->workspace, "workspace_mode", exec_ws_mode_name(s->opts.ws_mode),
+                               "limits", limits, "limits_per_process",
+                               exec_report_fallback_json(s->opts.mode == EXEC_SANDBOX,
+                                                         session_cgroup_limits(s)),
+                               "max_iterations",
+                               (json_int_t)(s->opts.max_iterations ? s->opts.max_iterations : 100),
+                               "version", PROCTOR_VERSION),
+                           session_image(s)))));
         if (s->mcp != NULL && mcp_server_count(s->mcp) > 0) {
                 s->mcp_starting = true;
                 mcp_start(s->mcp, on_mcp_ready, s);
@@ -767,5 +794,7 @@ void session_free(struct session *s)
         exec_workspace_free(s->ws);
         image_free(s->img);
         approval_free(s->approval);
+        json_decref((json_t *)s->opts.history);
+        json_decref(s->resumed);
         free(s);
 }

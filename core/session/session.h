@@ -53,6 +53,11 @@ struct session_opts {
         const char *const *allow, *const *deny;
         unsigned nallow, ndeny;
         bool can_ask;
+        /* A resumed session: the conversation so far (chat messages, kept
+         * by session_new) and where it came from, recorded in session.start
+         * as resumed_from {session_id, trace}. NULL: a new conversation. */
+        const json_t *history;
+        const char *resumed_id, *resumed_trace;
 };
 
 #define SESSION_MAX_PARALLEL 4

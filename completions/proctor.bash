@@ -121,7 +121,7 @@ _proctor_candidates()
                 return
         fi
         if [ "$n" -eq 2 ] && [[ $cur != -* ]]; then
-                compgen -W "run resume exec replay doctor mcp images" -- "$cur"
+                compgen -W "run resume exec replay doctor mcp images ls" -- "$cur"
                 return
         fi
         case $cmd in
@@ -130,7 +130,7 @@ _proctor_candidates()
         replay) opts="--speed --summary --config --help $_proctor_opts_screen" ;;
         resume) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { _proctor_values --resume "$cur"; return; }
                 opts="$_proctor_opts_exec $_proctor_opts_session $_proctor_opts_screen" ;;
-        doctor) opts="--json --help" ;;
+        doctor | ls) opts="--json --help" ;;
         images) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "prune" -- "$cur"; return; }
                 opts="--help" ;;
         mcp) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "list" -- "$cur"; return; }

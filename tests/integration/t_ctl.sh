@@ -93,7 +93,7 @@ start_run flood flood.jsonl --output-limit 16M
 sock_up() { [ -n "$(ls "$RT" 2>/dev/null)" ]; }
 check "flood: its socket" wait_until 20 sock_up
 SOCK=$(ls "$RT"/*.sock | head -1)
-$C noread "$SOCK" 60 >"$WORK/noread.out" &
+$C noread "$SOCK" 20 >"$WORK/noread.out" &
 slow=$!
 track_pid $slow
 t0=$(now_ms)

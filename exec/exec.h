@@ -61,6 +61,12 @@ struct exec_result {
         uint64_t mem_peak_bytes;
         bool truncated;  /* output exceeded limits.output_bytes */
         char error[256]; /* setup_failed: why, for a person */
+        /* The session's disk quota, when it has one (disk_known): what its
+         * sandboxes had added to the workspace at its last walk, how many
+         * walks it has made, and how long the last took. */
+        bool disk_known;
+        uint64_t disk_added_bytes, disk_walk_ms;
+        unsigned disk_walks;
 };
 
 struct exec_request {

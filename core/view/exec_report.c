@@ -147,6 +147,12 @@ static void emit_exit(struct exec_report *r, const struct exec_result *res)
 
         if (res->error[0] != '\0')
                 json_object_set_new(ev, "error", json_string(res->error));
+        if (res->disk_known)
+                json_object_set_new(ev, "disk",
+                                    json_pack("{s:I,s:i,s:I}", "added_bytes",
+                                              (json_int_t)res->disk_added_bytes, "walks",
+                                              (int)res->disk_walks, "last_walk_ms",
+                                              (json_int_t)res->disk_walk_ms));
         bus_emit(r->bus, "exec.exit", ev);
 }
 

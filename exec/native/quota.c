@@ -53,6 +53,7 @@ struct ws_quota {
         pid_t *pids; /* the inits of the executions, for the running walk */
         size_t npids, pids_cap;
         bool base_known, walking, over;
+        unsigned walks; /* ended, for the exit's report */
         uint64_t base;     /* the workspace's size when the quota started */
         uint64_t used;     /* its size at the last walk */
         uint64_t fs_mark;  /* the filesystem's usage when that walk started */
@@ -565,6 +566,7 @@ static void walk_done(uv_work_t *req, int status)
         }
         if (status != 0 || q->walk_err != 0)
                 return;
+        q->walks++;
         if (!q->base_known) {
                 q->base = q->walk_res;
                 q->over_at = q->base + q->limit;
@@ -681,6 +683,19 @@ void ws_quota_sample(struct exec_workspace *w)
             (q->used > q->base ? q->used - q->base : 0) + (fs > q->fs_mark ? fs - q->fs_mark : 0);
         if (bound > q->limit || (since >= WALK_MAX_GAP_MS && since >= q->walk_ms * WALK_DUTY))
                 walk_start(w);
+}
+
+bool ws_quota_report(const struct exec_workspace *w, uint64_t *added, unsigned *walks,
+                     uint64_t *last_walk_ms)
+{
+        const struct ws_quota *q = w->quota;
+
+        if (q == NULL)
+                return false;
+        *added = q->base_known && q->used > q->base ? q->used - q->base : 0;
+        *walks = q->walks;
+        *last_walk_ms = q->walk_ms;
+        return true;
 }
 
 bool ws_quota_over(const struct exec_workspace *w)

@@ -62,6 +62,11 @@ uint64_t ws_quota_room(const struct exec_workspace *w);
 /* A stats tick or a spawn: checks the filesystem, walks when needed. */
 void ws_quota_sample(struct exec_workspace *w);
 bool ws_quota_over(const struct exec_workspace *w);
+/* What the quota has seen: the bytes added since it started (at its last
+ * walk), how many walks ended, and how long the last one took. false
+ * without a quota. */
+bool ws_quota_report(const struct exec_workspace *w, uint64_t *added, unsigned *walks,
+                     uint64_t *last_walk_ms);
 /* Frees the quota with the workspace; false while a walk still reads the
  * workspace (the walk frees it when it ends). */
 bool ws_quota_release(struct exec_workspace *w);

@@ -35,6 +35,9 @@ used_kib() { du -sk "$1" | cut -f1; }
 # stopped NAME WHAT: the quota ended the attack, long before it gave up
 stopped() {
         expect_eq "$2: disk_limit" disk_limit "$(reason "$1")"
+        # what the quota saw, when it did not stop it
+        [ "$(reason "$1")" = disk_limit ] ||
+                echo "  $2: $(grep '"exec.exit"' "$WORK/$1.jsonl") $(tail -c 300 "$WORK/$1.err")"
         expect_no_match "$2: stopped before its end" "survived" "$(output "$1")"
         if [ "$(wall_s "$1")" -lt "$HOLD" ]; then pass; else fail "$2: ran $(wall_s "$1") s"; fi
 }

@@ -48,7 +48,7 @@ static void print_help(void)
                "  proctor doctor [--json]                 what isolation this host offers\n"
                "  proctor mcp list [options]              MCP servers, their state and tools\n"
                "  proctor images [prune]                  the image cache for --image\n"
-               "  proctor ls [--json]                     the live sessions of this user on this host\n"
+               "  proctor ls [--json]                     this user's live sessions\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
                "a session's options (the supervisor and run):\n%s%s" OPTIONS_HELP_RESUME "\n"

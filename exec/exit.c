@@ -159,8 +159,8 @@ void report_exit(struct exec *e)
         r.reason = classify(e, &cs, &r);
         if (e->ws != NULL) {
                 ws_quota_sample(e->ws); /* what it left behind counts for the next */
-                r.disk_known = ws_quota_report(e->ws, &r.disk_added_bytes, &r.disk_walks,
-                                               &r.disk_walk_ms);
+                r.disk_known =
+                    ws_quota_report(e->ws, &r.disk_added_bytes, &r.disk_walks, &r.disk_walk_ms);
         }
         r.truncated = e->truncated;
         snprintf(r.error, sizeof(r.error), "%s", e->error);

@@ -122,8 +122,8 @@ static void print_table(json_t *all)
                 printf("no live sessions\n");
                 return;
         }
-        printf("%-24s %7s %-8s %-10s %-7s %-21s %5s %5s %7s %7s %s\n", "SESSION", "PID",
-               "STARTED", "KIND", "MODE", "STATE", "TURN", "EXECS", "CPU", "MEM", "WORKSPACE");
+        printf("%-24s %7s %-8s %-10s %-7s %-21s %5s %5s %7s %7s %s\n", "SESSION", "PID", "STARTED",
+               "KIND", "MODE", "STATE", "TURN", "EXECS", "CPU", "MEM", "WORKSPACE");
         json_array_foreach (all, i, s) {
                 char when[16] = "-", mem[16];
                 time_t t = (time_t)(json_integer_value(json_object_get(s, "started_ms")) / 1000);
@@ -189,7 +189,8 @@ int cmd_ls_main(int argc, char **argv)
                 bool dead;
                 json_t *s;
                 if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0 ||
-                    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path) ||
+                    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+                        sizeof(path) ||
                     lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != getuid())
                         continue;
                 if ((s = ask(path, &dead)) != NULL) {

@@ -53,7 +53,7 @@ struct ws_quota {
         pid_t *pids; /* the inits of the executions, for the running walk */
         size_t npids, pids_cap;
         bool base_known, walking, over;
-        unsigned walks; /* ended, for the exit's report */
+        unsigned walks;    /* ended, for the exit's report */
         uint64_t base;     /* the workspace's size when the quota started */
         uint64_t used;     /* its size at the last walk */
         uint64_t fs_mark;  /* the filesystem's usage when that walk started */

@@ -49,6 +49,8 @@ static void print_help(void)
                "  proctor mcp list [options]              MCP servers, their state and tools\n"
                "  proctor images [prune]                  the image cache for --image\n"
                "  proctor ls [--json]                     this user's live sessions\n"
+               "  proctor attach [--read-only] [ID]       the live view of one (default: the\n"
+               "                                          newest); --read-only sends nothing\n"
                "  proctor --help | --version\n\n"
                "options (every command):\n%s\n"
                "a session's options (the supervisor and run):\n%s%s" OPTIONS_HELP_RESUME "\n"
@@ -105,6 +107,8 @@ static int dispatch(int argc, char **argv)
                 return cmd_images_main(argc - 1, argv + 1);
         if (strcmp(cmd, "ls") == 0)
                 return cmd_ls_main(argc - 1, argv + 1);
+        if (strcmp(cmd, "attach") == 0)
+                return tui_attach_main(argc - 1, argv + 1);
         if (strcmp(cmd, "run") == 0)
                 return cmd_run_main(argc - 1, argv + 1);
         if (strcmp(cmd, "resume") == 0)

@@ -145,6 +145,12 @@ static void on_preview_changed(void *ud)
 
 static int remote_prompt(void *ud, const char *text, char *err, size_t errlen);
 
+/* A client attached or left: the header says how many watch. */
+static void on_clients(void *ud)
+{
+        app_mark_dirty(ud);
+}
+
 static int open_session(struct app *a, char *err, size_t errlen)
 {
         struct session_opts so = {0};
@@ -201,7 +207,7 @@ static int open_session(struct app *a, char *err, size_t errlen)
         bus_subscribe(a->bus, on_event, a);
         /* reachable from `proctor ls` and clients while it lives; without
          * its socket the session runs on, and the status line says why */
-        struct ctl_hooks hooks = {remote_prompt, a};
+        struct ctl_hooks hooks = {remote_prompt, a, on_clients};
         char why[400];
         if (ctl_open(a->loop, a->bus, a->s, "supervisor", trace_path(a->trace), &hooks, &a->ctl,
                      why, sizeof(why)) < 0) {
@@ -612,7 +618,7 @@ static void on_escalate(uv_timer_t *t)
                         i++;
                         continue;
                 }
-                if (a->s != NULL && session_kill_exec(a->s, a->stops[i].exec_id) == 0)
+                if (app_kill_exec(a, a->stops[i].exec_id) == 0)
                         snprintf(a->status, sizeof(a->status),
                                  "#%llu was still running %d s after SIGTERM: killed",
                                  (unsigned long long)a->stops[i].exec_id, STOP_GRACE_MS / 1000);
@@ -625,7 +631,7 @@ static void on_escalate(uv_timer_t *t)
 
 void app_stop_exec(struct app *a, uint64_t exec_id)
 {
-        int rc = session_signal_exec(a->s, exec_id, SIGTERM);
+        int rc = app_signal_exec(a, exec_id, SIGTERM);
 
         if (rc < 0) {
                 snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)exec_id,
@@ -654,7 +660,7 @@ void app_toggle_pause(struct app *a)
                 snprintf(a->status, sizeof(a->status), "%s", why);
                 return;
         }
-        rc = paused ? session_resume_exec(a->s, id) : session_pause_exec(a->s, id);
+        rc = app_pause_exec(a, id, paused);
         if (rc < 0)
                 snprintf(a->status, sizeof(a->status), "#%llu: %s", (unsigned long long)id,
                          rc == -ESRCH ? "it had ended" : strerror(-rc));
@@ -772,8 +778,8 @@ static void on_signal(uv_signal_t *h, int signum)
                 app_mark_dirty(a);
                 return;
         }
-        if (signum == SIGINT && !a->quitting && (running = app_running(a, NULL)) > 0 &&
-            app_now_ms() - a->sigint_ms > 2000) {
+        if (signum == SIGINT && !a->quitting && a->att == NULL &&
+            (running = app_running(a, NULL)) > 0 && app_now_ms() - a->sigint_ms > 2000) {
                 a->sigint_ms = app_now_ms();
                 snprintf(a->status, sizeof(a->status),
                          "Ctrl-C again to quit and kill %u running execution%s", running,

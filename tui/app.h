@@ -78,6 +78,7 @@ struct detail_view {
 };
 
 struct approve_line;
+struct attach;
 
 /* The approval dialog (approve.c): the waiting call it shows (the oldest,
  * or the one the operator picked), the line being typed, and the call's
@@ -186,6 +187,9 @@ struct app {
         size_t nevents, next;
         double speed; /* 0: as fast as possible */
         uv_timer_t play;
+        /* attach: a session running elsewhere, seen through its socket
+         * (attach.c); NULL for the supervisor's own and a replay */
+        struct attach *att;
 };
 
 /* The newest item a list pane shows: what a following selection takes. */
@@ -318,6 +322,25 @@ bool detail_search(struct app *a, int dir);
 void detail_save(struct app *a);
 /* The line number, counted from the output's start, of cached line i. */
 uint64_t detail_line_no(const struct app *a, long i);
+
+/* attach.c: the operator's commands, to the local session or, attached,
+ * sent over the socket (0 once sent: the effect comes back as events, a
+ * refusal as an error line in the status): 0 or -errno */
+int app_kill_exec(struct app *a, uint64_t id);
+int app_signal_exec(struct app *a, uint64_t id, int sig);
+int app_pause_exec(struct app *a, uint64_t id, bool resume);
+void app_interrupt(struct app *a);
+unsigned app_kill_all(struct app *a, unsigned *cancelled);
+int app_approve(struct app *a, const char *call_id, bool allow, const char *reason,
+                const char *args, const char *rule, char *err, size_t errlen);
+/* The view can send nothing: a replay, or a read-only or ended attach. */
+bool app_sends_nothing(const struct app *a);
+/* The attached view: its own keys (true when taken: q, and the action keys
+ * of a read-only view, refused); Enter in the prompt (a follow-up sent);
+ * the header's "attached to ID (read-only), N watching". */
+bool attach_key(struct app *a, wint_t ch);
+void attach_submit(struct app *a);
+void attach_describe(const struct app *a, char *out, size_t len);
 
 /* replay.c: feeds the recorded events due; the replay's own keys */
 void replay_next(uv_timer_t *t);

@@ -137,6 +137,10 @@ static const char *beneath(const struct app *a, const char *path, const char **w
         const char *ws = a->s != NULL ? session_workspace(a->s) : NULL;
         size_t n = ws != NULL ? strlen(ws) : 0;
 
+        if (a->s == NULL) { /* attached: the files are the session's host's */
+                *why = "the workspace is not this view's to read";
+                return NULL;
+        }
         if (a->mode == EXEC_SANDBOX && strncmp(path, SANDBOX_MOUNT, strlen(SANDBOX_MOUNT)) == 0)
                 path += strlen(SANDBOX_MOUNT);
         else if (n > 0 && strncmp(path, ws, n) == 0 && path[n] == '/')
@@ -382,7 +386,7 @@ static void follow_queue(struct app *a)
 
         if (c != NULL && viewmodel_call_waiting(c))
                 return;
-        next = a->vm != NULL && !a->replay ? viewmodel_next_approval(a->vm, -1) : -1;
+        next = a->vm != NULL && !app_sends_nothing(a) ? viewmodel_next_approval(a->vm, -1) : -1;
         if (next != v->call || v->vm != a->vm)
                 show(a, next);
         if (next < 0)
@@ -408,7 +412,7 @@ bool approve_show(struct app *a, long call)
 {
         struct approve_view *v = &a->approve;
 
-        if (a->replay || a->vm == NULL)
+        if (app_sends_nothing(a) || a->vm == NULL)
                 return false;
         if (call < 0)
                 call = viewmodel_next_approval(a->vm, -1);
@@ -444,7 +448,7 @@ static void decide(struct app *a, bool allow, const char *reason, const char *ar
         /* the events of the answer may move the view model's arrays */
         snprintf(id, sizeof(id), "%s", c->id);
         snprintf(what, sizeof(what), "%s", c->summary);
-        rc = session_approve(a->s, id, allow, "operator", reason, args, rule, err, sizeof(err));
+        rc = app_approve(a, id, allow, reason, args, rule, err, sizeof(err));
         if (rc < 0) {
                 snprintf(v->err, sizeof(v->err), "%s", err);
                 return;

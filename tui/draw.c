@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/session/ctl.h"
 #include "exec/image/image.h"
 #include "tui/prepare.h"
 #include "tui/text.h"
@@ -184,7 +185,7 @@ bool draw_shows_sandbox(struct app *a)
 {
         const struct viewmodel_session *vs = a->vm != NULL ? viewmodel_session(a->vm) : NULL;
 
-        if (a->replay)
+        if (a->replay || a->att != NULL)
                 return vs != NULL && vs->mode != NULL && strcmp(vs->mode, "sandbox") == 0;
         return a->mode == EXEC_SANDBOX;
 }
@@ -309,6 +310,22 @@ static void draw_header(struct app *a)
                 draw_put(a, 0, x, 8, THEME_BADGE_REPLAY, " REPLAY ");
                 x += 9;
         }
+        if (a->att != NULL) {
+                attach_describe(a, line, sizeof(line) - 2);
+                memmove(line + 1, line, strlen(line) + 1);
+                line[0] = ' ';
+                strcat(line, " ");
+                draw_put_untrusted(a, 0, x, COLS - x - 1, THEME_BADGE_REPLAY, line, strlen(line));
+                x += (int)text_width(line) + 1;
+        } else if (a->ctl != NULL && ctl_clients(a->ctl, NULL) > 0) {
+                unsigned ro, n = ctl_clients(a->ctl, &ro);
+                if (ro > 0)
+                        snprintf(line, sizeof(line), " %u watching (%u read-only) ", n, ro);
+                else
+                        snprintf(line, sizeof(line), " %u watching ", n);
+                draw_put(a, 0, x, (int)strlen(line), THEME_BADGE_REPLAY, line);
+                x += (int)strlen(line) + 1;
+        }
         /* sandboxes rooted in an image, not the host: which one */
         if (sandbox && a->s != NULL && session_image(a->s) != NULL) {
                 const char *ref = image_ref(session_image(a->s)), *base = strrchr(ref, '/');
@@ -334,10 +351,10 @@ static void draw_header(struct app *a)
                 fmt_ms(el, sizeof(el), vs->elapsed_ms);
                 /* a replay shows the recorded session's state */
                 snprintf(line, sizeof(line), "%s  %s  turn %lld/%lld  tokens %llu/%llu  %s",
-                         a->replay         ? viewmodel_session_state_name(vs->state)
-                         : a->busy         ? "running"
-                         : a->last != NULL ? a->last
-                                           : "idle",
+                         a->replay || a->att != NULL ? viewmodel_session_state_name(vs->state)
+                         : a->busy                   ? "running"
+                         : a->last != NULL           ? a->last
+                                                     : "idle",
                          el, (long long)vs->turn, (long long)vs->max_turns,
                          (unsigned long long)vs->tokens_in, (unsigned long long)vs->tokens_out,
                          vs->model != NULL ? vs->model : "");
@@ -368,7 +385,7 @@ static void draw_header(struct app *a)
         if (h.approvals > 0) {
                 int at = (int)strlen(line) + 3;
                 snprintf(line, sizeof(line), " %u awaiting approval%s ", h.approvals,
-                         a->replay || approve_active(a) ? "" : " (A) ");
+                         app_sends_nothing(a) || approve_active(a) ? "" : " (A) ");
                 draw_put(a, 1, at, COLS - at, THEME_WARNING, line);
         }
 }
@@ -392,6 +409,12 @@ static void draw_status(struct app *a)
                                      "Enter details  ? help  q quit",
                          p, e);
                 hint = replay;
+        } else if (a->att != NULL && app_sends_nothing(a)) {
+                hint = "read-only: Tab focus  arrows scroll  Enter details  / search  t theme  "
+                       "? help  q quit";
+        } else if (a->att != NULL && !a->typing) {
+                hint = "k kill  p pause  Esc interrupt  i follow-up  A approve  Tab focus  "
+                       "Enter details  ? help  q quit (the session goes on)";
         } else if (a->screen == SCREEN_PREPARING)
                 hint = "unpacking the image  Esc, q or Ctrl-C cancel (nothing of it is kept)";
         else if (a->screen == SCREEN_SETUP && a->setup_focus == SETUP_LIMITS)
@@ -428,14 +451,14 @@ static void draw_status(struct app *a)
 static void draw_prompt(struct app *a)
 {
         const bool utf8 = !a->ascii;
-        bool focused =
-            !a->replay && (a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing);
+        bool focused = !app_sends_nothing(a) &&
+                       (a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing);
         char view[1024], tag[32] = "";
         size_t lines, at;
         int col, w = COLS - 3;
 
         a->cursor_y = -1;
-        if (!(a->screen == SCREEN_SETUP || a->typing || a->prompt.len > 0) || a->replay)
+        if (!(a->screen == SCREEN_SETUP || a->typing || a->prompt.len > 0) || app_sends_nothing(a))
                 return;
         prompt_lines(&a->prompt, &lines, &at);
         if (lines > 1)

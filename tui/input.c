@@ -37,7 +37,7 @@ void input_setup(void)
 
 static bool prompt_focused(struct app *a)
 {
-        if (a->replay || approve_active(a))
+        if (app_sends_nothing(a) || approve_active(a))
                 return false;
         return a->screen == SCREEN_SETUP ? a->setup_focus == SETUP_PROMPT : a->typing;
 }
@@ -66,6 +66,10 @@ static void submit(struct app *a)
 {
         if (!prompt_has_text(&a->prompt)) {
                 snprintf(a->status, sizeof(a->status), "type a prompt first");
+                return;
+        }
+        if (a->att != NULL) {
+                attach_submit(a);
                 return;
         }
         if (a->busy) {
@@ -257,14 +261,15 @@ static void key_dialog(struct app *a, int kind, wint_t ch)
         if (term) {
                 app_stop_exec(a, a->dialog_exec);
         } else if (d == DIALOG_KILL) {
-                if (session_kill_exec(a->s, a->dialog_exec) == 0)
-                        snprintf(a->status, sizeof(a->status), "killed execution #%llu",
+                if (app_kill_exec(a, a->dialog_exec) == 0)
+                        snprintf(a->status, sizeof(a->status), "%s execution #%llu",
+                                 a->att != NULL ? "asked the session to kill" : "killed",
                                  (unsigned long long)a->dialog_exec);
                 else
                         snprintf(a->status, sizeof(a->status), "execution #%llu had ended",
                                  (unsigned long long)a->dialog_exec);
         } else if (d == DIALOG_KILL_ALL) {
-                unsigned cancelled, killed = session_kill_all(a->s, &cancelled);
+                unsigned cancelled, killed = app_kill_all(a, &cancelled);
                 if (cancelled > 0)
                         snprintf(a->status, sizeof(a->status),
                                  "killed %u executions, cancelled %u queued calls", killed,
@@ -567,7 +572,7 @@ static void key_escape(struct app *a)
                 return;
         }
         a->esc_ms = 0;
-        session_interrupt(a->s);
+        app_interrupt(a);
 }
 
 static void key_kill(struct app *a)
@@ -615,6 +620,8 @@ static void key_live(struct app *a, wint_t ch)
         if (a->detail.open && key_detail(a, ch))
                 return;
         if (a->replay && replay_key(a, ch))
+                return;
+        if (a->att != NULL && attach_key(a, ch))
                 return;
         switch (ch) {
         case 'q':
@@ -705,7 +712,12 @@ static bool key_global(struct app *a, int kind, wint_t ch)
 {
         if (kind != KEY_CODE_YES)
                 return false;
-        if (ch == KEY_F(1)) {
+        if (a->att != NULL && (ch == KEY_F(2) || ch == KEY_F(3) || ch == KEY_F(4))) {
+                snprintf(a->status, sizeof(a->status),
+                         "attached: the mode and the approval policy are the session's own");
+        } else if (a->att != NULL && ch == KEY_F(10)) {
+                app_quit(a, 0);
+        } else if (ch == KEY_F(1)) {
                 a->help = true;
         } else if (ch == KEY_F(2)) {
                 app_flip_mode(a);
@@ -790,7 +802,7 @@ static void key(struct app *a, int kind, wint_t ch, bool alt)
 /* A bracketed paste: text for the prompt, whatever the screen. */
 static void paste_char(struct app *a, int kind, wint_t ch)
 {
-        if (a->replay)
+        if (app_sends_nothing(a))
                 return;
         /* into the approval dialog's line, if one is typed; else nowhere */
         if (a->screen == SCREEN_LIVE && approve_active(a)) {

@@ -17,6 +17,10 @@ int tui_resume_main(int argc, char **argv);
  * same live view, read-only, with pause and step. */
 int tui_replay_main(int argc, char **argv);
 
+/* `proctor attach [--read-only] [ID]`: the live view of a running session
+ * (the newest when no id is given) through its socket. */
+int tui_attach_main(int argc, char **argv);
+
 /* For the benchmark: draws `frames` full frames of `vm` (a live session
  * view, cols x rows) into an off-screen terminal and stores each frame's
  * time in ns[]; with `detail`, the detail view of the last tool call is

@@ -55,6 +55,7 @@ struct ctl {
         uint64_t turn;
         struct live_exec *live;
         size_t nlive, live_cap;
+        bool telling, tell_again; /* sending ctl.clients (a send may close one) */
 };
 
 static int64_t wall_ms(void)
@@ -114,6 +115,8 @@ static void client_closed(uv_handle_t *h)
                 free(ctl);
 }
 
+static void tell_clients(struct ctl *ctl);
+
 static void client_close(struct client *c)
 {
         struct client **p;
@@ -127,6 +130,8 @@ static void client_close(struct client *c)
                         break;
                 }
         uv_close((uv_handle_t *)&c->pipe, client_closed);
+        if (c->mode == C_ATTACHED && !c->ctl->closing)
+                tell_clients(c->ctl);
 }
 
 static void finished(uv_shutdown_t *req, int status)
@@ -209,6 +214,31 @@ static void send_error(struct client *c, const char *message)
         send_json(c, json_pack("{s:s,s:s}", "type", "error", "message", message));
 }
 
+/* A client attached or left: every attached one is told how many there
+ * are now, and the front end too. A send that cuts a client off comes
+ * back here: the count is sent again once this round is over. */
+static void tell_clients(struct ctl *ctl)
+{
+        if (ctl->telling) {
+                ctl->tell_again = true;
+                return;
+        }
+        ctl->telling = true;
+        do {
+                unsigned ro, n = ctl_clients(ctl, &ro);
+                ctl->tell_again = false;
+                for (struct client *c = ctl->clients, *next; c != NULL; c = next) {
+                        next = c->next;
+                        if (c->mode == C_ATTACHED)
+                                send_json(c, json_pack("{s:s,s:i,s:i}", "type", "ctl.clients",
+                                                       "clients", (int)n, "read_only", (int)ro));
+                }
+        } while (ctl->tell_again);
+        ctl->telling = false;
+        if (ctl->hooks.clients != NULL)
+                ctl->hooks.clients(ctl->hooks.ud);
+}
+
 /* ---- what the session is doing ---- */
 
 static struct live_exec *live_find(struct ctl *ctl, uint64_t id)
@@ -248,7 +278,7 @@ static void track(struct ctl *ctl, const json_t *ev, const char *type)
 static json_t *status_json(struct ctl *ctl)
 {
         const struct agent_totals *t = session_totals(ctl->s);
-        unsigned waiting = session_waiting(ctl->s), clients = ctl_clients(ctl);
+        unsigned waiting = session_waiting(ctl->s), clients = ctl_clients(ctl, NULL);
         double cpu = 0;
         uint64_t mem = 0;
         char state[48];
@@ -443,6 +473,7 @@ static void on_line(struct client *c, const char *line)
                                        "kind", c->ctl->kind, "read_only", c->read_only, "trace",
                                        c->ctl->trace));
                 send_history(c);
+                tell_clients(c->ctl);
         } else if (c->mode == C_NEW) {
                 send_error(c, "say first what you want: {\"type\":\"status\"} or "
                               "{\"type\":\"attach\"}");
@@ -534,12 +565,16 @@ static void on_connect(uv_stream_t *srv, int status)
         uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, on_read);
 }
 
-unsigned ctl_clients(const struct ctl *c)
+unsigned ctl_clients(const struct ctl *c, unsigned *read_only)
 {
-        unsigned n = 0;
+        unsigned n = 0, ro = 0;
 
-        for (const struct client *p = c != NULL ? c->clients : NULL; p != NULL; p = p->next)
+        for (const struct client *p = c != NULL ? c->clients : NULL; p != NULL; p = p->next) {
                 n += p->mode == C_ATTACHED;
+                ro += p->mode == C_ATTACHED && p->read_only;
+        }
+        if (read_only != NULL)
+                *read_only = ro;
         return n;
 }
 

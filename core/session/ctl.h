@@ -34,10 +34,12 @@ struct ctl;
 
 /* What a front end does for commands only it can carry out (NULL: refused
  * with a reason): a follow-up prompt goes through the supervisor's own
- * prompt so that its screen follows. */
+ * prompt so that its screen follows. `clients` (may be NULL) is told when
+ * a client attaches or leaves, to show how many watch. */
 struct ctl_hooks {
         int (*prompt)(void *ud, const char *text, char *err, size_t errlen);
         void *ud;
+        void (*clients)(void *ud);
 };
 
 /* The directory the sockets live in, made 0700 when missing; refused when
@@ -56,7 +58,10 @@ int ctl_open(uv_loop_t *loop, struct bus *bus, struct session *s, const char *ki
  * frees itself once its handles are closed (run the loop). */
 void ctl_close(struct ctl *c);
 
-/* Clients attached now. */
-unsigned ctl_clients(const struct ctl *c);
+/* Clients attached now, and (read_only, may be NULL) how many of them are
+ * read-only. Every attached client gets a line
+ * {"type":"ctl.clients","clients":N,"read_only":M} when one attaches or
+ * leaves. */
+unsigned ctl_clients(const struct ctl *c, unsigned *read_only);
 
 #endif

@@ -141,6 +141,7 @@ static const struct opt opts[] = {
     {"json", O_FLAG, OFF(json)},
     {"raw", O_FLAG, OFF(raw)},
     {"summary", O_FLAG, OFF(summary)},
+    {"read-only", O_FLAG, OFF(read_only)},
     {"help", O_FLAG, OFF(help)},
     {"resume", O_STR, OFF(resume)},
 };

@@ -85,6 +85,7 @@ struct options {
         bool json;
         bool raw; /* exec/run: output bytes untouched even to a terminal */
         bool summary;
+        bool read_only; /* attach: a view that sends nothing */
         bool help;
         /* --resume ID|TRACE: the ended session whose conversation goes on */
         const char *resume;

@@ -121,7 +121,7 @@ _proctor_candidates()
                 return
         fi
         if [ "$n" -eq 2 ] && [[ $cur != -* ]]; then
-                compgen -W "run resume exec replay doctor mcp images ls" -- "$cur"
+                compgen -W "run resume exec replay doctor mcp images ls attach" -- "$cur"
                 return
         fi
         case $cmd in
@@ -131,6 +131,7 @@ _proctor_candidates()
         resume) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { _proctor_values --resume "$cur"; return; }
                 opts="$_proctor_opts_exec $_proctor_opts_session $_proctor_opts_screen" ;;
         doctor | ls) opts="--json --help" ;;
+        attach) opts="--read-only --config --help $_proctor_opts_screen" ;;
         images) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "prune" -- "$cur"; return; }
                 opts="--help" ;;
         mcp) [ "$n" -eq 3 ] && [[ $cur != -* ]] && { compgen -W "list" -- "$cur"; return; }

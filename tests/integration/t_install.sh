@@ -113,7 +113,7 @@ expect_eq "bash: --mode values" "local sandbox " "$(complete_bash proctor --mode
 expect_eq "bash: --mode=s (split at =)" "sandbox " "$(complete_bash proctor --mode = s)"
 expect_eq "bash: --workspace-mode values" "none overlay ro rw " \
         "$(complete_bash proctor run --workspace-mode "")"
-expect_eq "bash: the commands" "doctor exec images ls mcp replay resume run " "$(complete_bash proctor "")"
+expect_eq "bash: the commands" "attach doctor exec images ls mcp replay resume run " "$(complete_bash proctor "")"
 expect_eq "bash: mcp's subcommand" "list " "$(complete_bash proctor mcp "")"
 expect_eq "bash: run's options" "--max-iterations --max-parallel " "$(complete_bash proctor run --max-)"
 expect_eq "bash: doctor's options" "--help --json " "$(complete_bash proctor doctor --)"

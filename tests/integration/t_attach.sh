@@ -3,8 +3,9 @@
 # terminal (a detached tmux): its history and its sandbox row, a kill from
 # the attached view (k, y) that the run records, a read-only view that
 # cannot kill, two views at once counted in each other's header, the
-# session's end shown in a view that stays, and the refusals (a bad id, no
-# session at all).
+# session's end shown in a view that stays, the refusals (a bad id, no
+# session at all), and the supervisor's header counting a view of its own
+# session.
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/tmux.sh"
@@ -116,5 +117,20 @@ check "no client is left attached" wait_until 10 clients_are 0
 check "the call still runs after the detach" running_one
 kill $RUN_PID
 wait $RUN_PID 2>/dev/null
+
+# ---- the supervisor's own header counts the views attached to it ----
+start sup 200x40 "XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR' $PROCTOR --mode sandbox --workspace '$W' --model script:$S/long.jsonl"
+expect_screen sup "Where should this session's tools run" "the supervisor's setup screen" 15
+$T send-keys -t sup go Enter
+expect_screen sup "#1 running" "the supervisor runs the call"
+view sv --read-only
+expect_screen sv "#1 running" "a read-only view of the supervisor's session"
+expect_screen sup "1 watching \(1 read-only\)" "the supervisor's header counts it"
+$T send-keys -t sv q
+expect_screen sv "EXITED 0" "the view leaves"
+check "the supervisor's header forgets it" bash -c "for i in \$(seq 100); do $T capture-pane -p -t sup | grep -q 'watching' || exit 0; sleep 0.1; done; exit 1"
+$T send-keys -t sup Escape Escape
+$T send-keys -t sup q
+$T send-keys -t sup y
 
 finish

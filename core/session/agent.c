@@ -626,7 +626,6 @@ static bool approved(struct agent *a, struct call *c)
         emit_decision(a, c, false, "policy", NULL,
                       "no one can approve it here (no terminal, no --json)", NULL);
         c->waiting = false;
-        a->totals.denied_unasked++;
         snprintf(msg, sizeof(msg),
                  "denied: proctor's approval policy '%s' asks the operator before this call, and "
                  "no one could answer; the operator may allow it with --approval never or a rule "

@@ -51,8 +51,6 @@ struct agent_totals {
         uint64_t tool_calls;
         int64_t prompt_tokens;
         int64_t completion_tokens;
-        /* calls denied because the policy asked and no one could answer */
-        uint64_t denied_unasked;
 };
 
 struct agent;

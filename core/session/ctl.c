@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/session/trace.h"
+#include "core/util/linebuf.h"
 
 #define LINE_MAX_BYTES (1u << 20) /* one command from a client */
 
@@ -28,9 +29,7 @@ struct client {
         struct client *next;
         enum client_mode mode;
         bool read_only, closing;
-        char *line;
-        size_t len, cap;
-        bool overlong;
+        struct linebuf in; /* the client's commands, a line each */
 };
 
 struct live_exec {
@@ -52,7 +51,6 @@ struct ctl {
         unsigned handles; /* the server's and each client's */
         struct client *clients;
         int64_t started_ms;
-        uint64_t turn;
         struct live_exec *live;
         size_t nlive, live_cap;
         bool telling, tell_again; /* sending ctl.clients (a send may close one) */
@@ -109,7 +107,7 @@ static void client_closed(uv_handle_t *h)
         struct client *c = h->data;
         struct ctl *ctl = c->ctl;
 
-        free(c->line);
+        linebuf_free(&c->in);
         free(c);
         if (--ctl->handles == 0)
                 free(ctl);
@@ -254,9 +252,7 @@ static void track(struct ctl *ctl, const json_t *ev, const char *type)
         uint64_t id = (uint64_t)json_integer_value(json_object_get(ev, "exec_id"));
         struct live_exec *e;
 
-        if (strcmp(type, "turn.start") == 0) {
-                ctl->turn = (uint64_t)json_integer_value(json_object_get(ev, "turn"));
-        } else if (strcmp(type, "exec.start") == 0 && live_find(ctl, id) == NULL) {
+        if (strcmp(type, "exec.start") == 0 && live_find(ctl, id) == NULL) {
                 if (ctl->nlive == ctl->live_cap) {
                         size_t cap = ctl->live_cap ? ctl->live_cap * 2 : 8;
                         struct live_exec *g = realloc(ctl->live, cap * sizeof(*g));
@@ -302,7 +298,7 @@ static json_t *status_json(struct ctl *ctl)
                          "started_ms", (json_int_t)ctl->started_ms, "kind", ctl->kind, "mode",
                          session_mode(ctl->s) == EXEC_SANDBOX ? "sandbox" : "local", "model",
                          session_model_label(ctl->s), "workspace", session_workspace(ctl->s),
-                         "turn", (json_int_t)(t != NULL ? t->turns : ctl->turn), "state", state,
+                         "turn", (json_int_t)(t != NULL ? t->turns : 0), "state", state,
                          "executions", (int)ctl->nlive, "waiting", (int)waiting, "cpu_pct", cpu,
                          "mem_bytes", (json_int_t)mem, "clients", (int)clients, "trace",
                          ctl->trace);
@@ -483,6 +479,17 @@ static void on_line(struct client *c, const char *line)
         json_decref(cmd);
 }
 
+static bool client_line(void *ud, char *line)
+{
+        struct client *c = ud;
+
+        if (line == NULL)
+                send_error(c, "a line longer than 1 MiB: dropped");
+        else if (line[0] != '\0')
+                on_line(c, line);
+        return !c->closing;
+}
+
 static void alloc_cb(uv_handle_t *h, size_t want, uv_buf_t *buf)
 {
         (void)want;
@@ -500,33 +507,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
                 client_close(c);
                 return;
         }
-        for (ssize_t i = 0; i < n && !c->closing; i++) {
-                char ch = buf->base[i];
-                if (ch == '\n') {
-                        if (c->overlong)
-                                send_error(c, "a line longer than 1 MiB: dropped");
-                        else if (c->len > 0) {
-                                c->line[c->len] = '\0';
-                                on_line(c, c->line);
-                        }
-                        c->len = 0;
-                        c->overlong = false;
-                        continue;
-                }
-                if (c->overlong)
-                        continue;
-                if (c->len + 2 > c->cap) {
-                        size_t cap = c->cap ? c->cap * 2 : 256;
-                        char *g = c->len + 2 > LINE_MAX_BYTES ? NULL : realloc(c->line, cap);
-                        if (g == NULL) {
-                                c->overlong = true;
-                                continue;
-                        }
-                        c->line = g;
-                        c->cap = cap;
-                }
-                c->line[c->len++] = ch;
-        }
+        linebuf_feed(&c->in, buf->base, (size_t)n, client_line, c);
         free(buf->base);
 }
 
@@ -552,6 +533,7 @@ static void on_connect(uv_stream_t *srv, int status)
         if (status < 0 || ctl->closing || (c = calloc(1, sizeof(*c))) == NULL)
                 return;
         c->ctl = ctl;
+        c->in.max = LINE_MAX_BYTES;
         uv_pipe_init(ctl->loop, &c->pipe, 0);
         c->pipe.data = c;
         ctl->handles++;
